@@ -1,0 +1,40 @@
+"""albert_tf: ALBERT (Lan et al., 2019) in TensorFlow 2 / Keras 3.
+
+Importing the package selects the TensorFlow backend for Keras. Public names are
+loaded lazily so that light modules (tokenization, data builders) do not pay for
+the model code they do not use.
+"""
+import importlib
+import os
+
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+if os.environ["KERAS_BACKEND"] != "tensorflow":
+    raise ImportError(
+        "albert_tf needs the TensorFlow Keras backend, but KERAS_BACKEND="
+        f"{os.environ['KERAS_BACKEND']!r}; unset it or set it to 'tensorflow'.")
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_EXPORTS = {
+    "AlbertConfig": "albert_tf.config",
+    "AlbertModel": "albert_tf.modeling.models",
+    "AlbertPretrainer": "albert_tf.modeling.models",
+    "load_original_checkpoint": "albert_tf.checkpoints",
+    "save_original_checkpoint": "albert_tf.checkpoints",
+    "FullTokenizer": "albert_tf.tokenization",
+}
+
+
+def __getattr__(name):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'albert_tf' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_EXPORTS))
+
+
+__all__ = sorted(_EXPORTS)
