@@ -1,0 +1,232 @@
+"""Google's TF1 checkpoint names ⇄ the Keras model's variables, both ways, losslessly.
+
+Every albert_tf model describes its variables in Google's names through
+`original_variable_map(model)`; loading reads a TF1 name-based checkpoint (or a TF-Hub export
+with its `module/` prefix) into them, saving writes them back under the same names.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import tempfile
+
+import numpy as np
+import tensorflow as tf
+
+# Variables of Google's checkpoints that are not model weights.
+_OPTIMIZER_SLOT = re.compile(r"/(adam_m|adam_v|lamb_m|lamb_v|Momentum|Adam|Adam_1)$")
+_NOT_WEIGHTS = re.compile(r"(^|/)(global_step|beta1_power|beta2_power|good_steps|loss_scale)$")
+_HUB_PREFIX = "module/"
+
+
+# ---- the name map ---------------------------------------------------------------------------
+def _dense(prefix, layer):
+    return {f"{prefix}/kernel": layer.kernel, f"{prefix}/bias": layer.bias}
+
+
+def _layer_norm(prefix, layer):
+    return {f"{prefix}/gamma": layer.gamma, f"{prefix}/beta": layer.beta}
+
+
+def encoder_variable_map(albert) -> dict:
+    """Google name → variable for an AlbertModel (embeddings, shared transformer, pooler)."""
+    emb = albert.embedding
+    names = {
+        "bert/embeddings/word_embeddings": emb.word_embeddings.embeddings,
+        "bert/embeddings/token_type_embeddings": emb.token_type_embeddings,
+        "bert/embeddings/position_embeddings": emb.position_embeddings,
+        **_layer_norm("bert/embeddings/LayerNorm", emb.layer_norm),
+        **_dense("bert/pooler/dense", albert.pooler.dense),
+    }
+    if emb.projection is not None:
+        names.update(_dense("bert/encoder/embedding_hidden_mapping_in", emb.projection))
+    root = "bert/encoder/transformer"
+    for (group, inner), att in albert.encoder.sublayers["attention"].items():
+        p = f"{root}/group_{group}/inner_group_{inner}"
+        names.update(_dense(f"{p}/attention_1/self/query", att.query))
+        names.update(_dense(f"{p}/attention_1/self/key", att.key))
+        names.update(_dense(f"{p}/attention_1/self/value", att.value))
+        names.update(_dense(f"{p}/attention_1/output/dense", att.output_dense))
+        names.update(_layer_norm(f"{p}/LayerNorm", att.layer_norm))
+    for (group, inner), ffn in albert.encoder.sublayers["ffn"].items():
+        p = f"{root}/group_{group}/inner_group_{inner}"
+        names.update(_dense(f"{p}/ffn_1/intermediate/dense", ffn.intermediate))
+        names.update(_dense(f"{p}/ffn_1/intermediate/output/dense", ffn.output_dense))
+        names.update(_layer_norm(f"{p}/LayerNorm_1", ffn.layer_norm))
+    return names
+
+
+def mlm_head_variable_map(head) -> dict:
+    return {
+        **_dense("cls/predictions/transform/dense", head.transform),
+        **_layer_norm("cls/predictions/transform/LayerNorm", head.layer_norm),
+        "cls/predictions/output_bias": head.output_bias,
+    }
+
+
+def pooled_head_variable_map(head, prefix: str) -> dict:
+    """A PooledClassifierHead under `prefix` (e.g. "cls/seq_relationship", or "" for root)."""
+    p = f"{prefix}/" if prefix else ""
+    return {f"{p}output_weights": head.output_weights, f"{p}output_bias": head.output_bias}
+
+
+def original_variable_map(model) -> dict:
+    """Google name → Keras variable for any albert_tf model.
+
+    An AlbertModel maps its own variables; a task model exposes its encoder as `.albert` and its
+    head variables through `original_head_variables()`.
+    """
+    from albert_tf.modeling.models import AlbertModel
+    if isinstance(model, AlbertModel):
+        return encoder_variable_map(model)
+    albert = getattr(model, "albert", None)
+    if not isinstance(albert, AlbertModel):
+        raise TypeError(f"{type(model).__name__} is not an albert_tf model (no AlbertModel at .albert)")
+    names = encoder_variable_map(albert)
+    heads = getattr(model, "original_head_variables", None)
+    if heads is not None:
+        names.update(heads())
+    return names
+
+
+# ---- loading --------------------------------------------------------------------------------
+@dataclasses.dataclass
+class LoadReport:
+    """What a checkpoint load did: names loaded, checkpoint names unused, model names missing."""
+    checkpoint: str
+    loaded: list
+    unused: list
+    missing: list
+    ignored: list  # optimizer slots and step counters
+    fallbacks: dict = dataclasses.field(default_factory=dict)  # model name → checkpoint name
+
+    def __str__(self):
+        lines = [f"checkpoint {self.checkpoint}: loaded {len(self.loaded)} variables, "
+                 f"{len(self.missing)} missing, {len(self.unused)} unused, "
+                 f"{len(self.ignored)} optimizer/step variables ignored"]
+        lines += [f"  missing: {n}" for n in self.missing]
+        lines += [f"  unused:  {n}" for n in self.unused]
+        lines += [f"  {m} <- {c}" for m, c in self.fallbacks.items()]
+        return "\n".join(lines)
+
+
+def resolve_checkpoint_path(path) -> str:
+    """Accept a checkpoint prefix, a directory (its latest checkpoint, or model.ckpt-best), or a
+    file of the checkpoint (`.index`, `.data-*`)."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        latest = tf.train.latest_checkpoint(path)
+        if latest:
+            return latest
+        best = os.path.join(path, "model.ckpt-best")
+        if os.path.exists(best + ".index"):
+            return best
+        raise FileNotFoundError(f"no TF checkpoint found in directory {path}")
+    for suffix in (".index", ".meta"):
+        if path.endswith(suffix):
+            path = path[: -len(suffix)]
+    path = re.sub(r"\.data-\d{5}-of-\d{5}$", "", path)
+    if not os.path.exists(path + ".index"):
+        raise FileNotFoundError(f"TF checkpoint not found: {path} (no {path}.index)")
+    return path
+
+
+def _group0_name(name):
+    """Google's init_from_group0 fallback: group_N → group_0 for a missing transformer variable."""
+    return re.sub(r"/transformer/group_\d+/", "/transformer/group_0/", name)
+
+
+def load_original_checkpoint(model, ckpt_path, *, require_encoder=True, group0_fallback=False):
+    """Load Google's TF1 checkpoint (`bert/...`, `cls/...`, or `module/...` Hub names) into an
+    albert_tf model and return a LoadReport.
+
+    A shape mismatch raises ValueError naming the variable and both shapes. With
+    `require_encoder`, a missing `bert/` variable raises (the config does not fit the checkpoint);
+    missing head variables (a fresh task head) are only reported. `group0_fallback` initialises
+    groups absent from the checkpoint from group 0, as Google's `--init_from_group0`.
+    """
+    path = resolve_checkpoint_path(ckpt_path)
+    try:
+        reader = tf.train.load_checkpoint(path)
+    except (tf.errors.OpError, ValueError) as e:
+        raise ValueError(f"cannot read TF checkpoint {path}: {e}") from None
+    shapes = reader.get_variable_to_shape_map()
+    prefix = _HUB_PREFIX if not any(n.startswith(("bert/", "cls/")) for n in shapes) and any(
+        n.startswith(_HUB_PREFIX) for n in shapes) else ""
+    ignored = sorted(n for n in shapes if _OPTIMIZER_SLOT.search(n) or _NOT_WEIGHTS.search(n))
+    available = {n[len(prefix):]: n for n in shapes if n.startswith(prefix) and n not in ignored}
+
+    targets = original_variable_map(model)
+    loaded, missing, fallbacks, used, values = [], [], {}, set(), {}
+    for name, variable in targets.items():
+        source = name
+        if source not in available and group0_fallback and _group0_name(name) in available:
+            source = _group0_name(name)
+            fallbacks[name] = source
+        if source not in available:
+            missing.append(name)
+            continue
+        ckpt_shape = tuple(shapes[available[source]])
+        if ckpt_shape != tuple(variable.shape):
+            raise ValueError(
+                f"shape mismatch for {name}: checkpoint {path} has {list(ckpt_shape)}, the model "
+                f"(from its config) has {list(variable.shape)}; the config does not fit this checkpoint")
+        values[name] = reader.get_tensor(available[source])
+        used.add(source)
+        loaded.append(name)
+    if require_encoder:
+        encoder_missing = [n for n in missing if n.startswith("bert/")]
+        if encoder_missing:
+            raise ValueError(
+                f"checkpoint {path} lacks {len(encoder_missing)} encoder variables the model's "
+                f"config needs, e.g. {encoder_missing[0]}; the config does not fit this checkpoint "
+                "(check num_hidden_groups, inner_group_num, sharing, embedding_size)")
+    for name, value in values.items():  # assign only after every check passed
+        variable = targets[name]
+        variable.assign(value.astype(np.dtype(variable.dtype)) if value.dtype != variable.dtype else value)
+    unused = sorted(n for n in available if n not in used)
+    return LoadReport(path, sorted(loaded), unused, sorted(missing), ignored, fallbacks)
+
+
+# ---- saving ---------------------------------------------------------------------------------
+def save_original_checkpoint(model, ckpt_path, *, global_step=None, write_state_file=False):
+    """Write the model's variables to a TF1 name-based checkpoint with Google's names.
+
+    Written under a temporary prefix and renamed when complete. `write_state_file` also writes
+    the `checkpoint` file that `tf.train.latest_checkpoint` reads. Returns the prefix.
+    """
+    ckpt_path = os.fspath(ckpt_path)
+    directory = os.path.dirname(os.path.abspath(ckpt_path))
+    os.makedirs(directory, exist_ok=True)
+    names = original_variable_map(model)
+    tensors = {n: tf.convert_to_tensor(v.value if hasattr(v, "value") else v) for n, v in names.items()}
+    if global_step is not None:
+        tensors["global_step"] = tf.constant(int(global_step), tf.int64)
+    ordered = sorted(tensors)
+    tmp_prefix = os.path.join(directory, f".tmp-{os.path.basename(ckpt_path)}-{os.getpid()}")
+    try:
+        tf.raw_ops.SaveV2(prefix=tmp_prefix, tensor_names=ordered,
+                          shape_and_slices=[""] * len(ordered),
+                          tensors=[tensors[n] for n in ordered])
+        data_files = sorted(f for f in os.listdir(directory)
+                            if f.startswith(os.path.basename(tmp_prefix) + ".data-"))
+        for f in data_files:
+            os.replace(os.path.join(directory, f),
+                       os.path.join(directory, os.path.basename(ckpt_path) + f[len(os.path.basename(tmp_prefix)):]))
+        os.replace(tmp_prefix + ".index", ckpt_path + ".index")
+    finally:
+        for f in os.listdir(directory):
+            if f.startswith(os.path.basename(tmp_prefix)):
+                os.remove(os.path.join(directory, f))
+    if write_state_file:
+        tf.train.update_checkpoint_state(directory, ckpt_path)
+    return ckpt_path
+
+
+def read_original_checkpoint(ckpt_path) -> dict:
+    """All weight tensors of a TF1 checkpoint as numpy arrays (optimizer slots and steps left out)."""
+    path = resolve_checkpoint_path(ckpt_path)
+    reader = tf.train.load_checkpoint(path)
+    return {n: reader.get_tensor(n) for n in reader.get_variable_to_shape_map()
+            if not (_OPTIMIZER_SLOT.search(n) or _NOT_WEIGHTS.search(n))}

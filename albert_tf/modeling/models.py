@@ -1,0 +1,129 @@
+"""Keras models: the ALBERT encoder (`AlbertModel`) and the MLM + SOP pretrainer."""
+import keras
+from keras import ops
+
+from albert_tf.config import AlbertConfig
+from albert_tf.modeling.embedding import FactorizedEmbedding
+from albert_tf.modeling.encoder import SharedEncoder
+from albert_tf.modeling.heads import MaskedLMHead, PooledClassifierHead, Pooler
+
+
+def _as_config(config):
+    if isinstance(config, AlbertConfig):
+        return config
+    if isinstance(config, dict):
+        return AlbertConfig.from_dict(config)
+    raise TypeError(f"expected an AlbertConfig or a dict, got {type(config).__name__}")
+
+
+def standardize_inputs(inputs):
+    """A dict of int32 input_ids / input_mask / segment_ids (mask defaults to ones, segments to
+    zeros; `token_type_ids` accepted for segment_ids), or a bare input_ids tensor."""
+    if not isinstance(inputs, dict):
+        inputs = {"input_ids": inputs}
+    if "input_ids" not in inputs:
+        raise ValueError(f"ALBERT inputs need 'input_ids'; got keys {sorted(inputs)}")
+    input_ids = ops.cast(inputs["input_ids"], "int32")
+    mask = inputs.get("input_mask")
+    segments = inputs.get("segment_ids", inputs.get("token_type_ids"))
+    mask = ops.ones_like(input_ids) if mask is None else ops.cast(mask, "int32")
+    segments = ops.zeros_like(input_ids) if segments is None else ops.cast(segments, "int32")
+    return input_ids, mask, segments
+
+
+def _dummy_inputs(config, batch=1, seq=2):
+    ids = ops.zeros((batch, seq), "int32")
+    return {"input_ids": ids, "input_mask": ops.ones_like(ids), "segment_ids": ids}
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class AlbertModel(keras.Model):
+    """The ALBERT encoder: factorized embedding → shared Transformer → pooler.
+
+    Call on a dict of int32 [B,T] `input_ids`, `input_mask`, `segment_ids`; returns a dict with
+    `sequence_output` [B,T,H], `pooled_output` [B,H], `encoder_outputs` (one [B,T,H] per block
+    application) and `embedding_output` [B,T,E].
+    """
+
+    def __init__(self, config, **kwargs):
+        kwargs.setdefault("name", "albert")
+        super().__init__(**kwargs)
+        self.config = _as_config(config)
+        self.embedding = FactorizedEmbedding(self.config, name="embeddings")
+        self.encoder = SharedEncoder(self.config, name="encoder")
+        self.pooler = Pooler(self.config, name="pooler")
+        self.embedding.build()
+        self.encoder.build()
+        self.pooler.build()
+        self.built = True
+
+    def call(self, inputs, training=None):
+        input_ids, input_mask, segment_ids = standardize_inputs(inputs)
+        seq_len = input_ids.shape[1]
+        if seq_len is not None and seq_len > self.config.max_position_embeddings:
+            raise ValueError(
+                f"sequence length {seq_len} exceeds max_position_embeddings "
+                f"{self.config.max_position_embeddings} of the ALBERT config")
+        hidden, embedding_output = self.embedding(input_ids, segment_ids, training=training)
+        encoder_outputs = self.encoder(hidden, input_mask, training=training)
+        sequence_output = encoder_outputs[-1]
+        return {
+            "sequence_output": sequence_output,
+            "pooled_output": self.pooler(sequence_output),
+            "encoder_outputs": encoder_outputs,
+            "embedding_output": embedding_output,
+        }
+
+    @property
+    def word_embeddings(self):
+        """The [V,E] word embedding layer (a ReversibleEmbedding)."""
+        return self.embedding.word_embeddings
+
+    def get_config(self):
+        return {"config": self.config.to_dict(), "name": self.name}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class AlbertPretrainer(keras.Model):
+    """ALBERT with its pretraining heads: masked-LM (tied decoder + own bias) and SOP.
+
+    Inputs: those of AlbertModel plus int32 `masked_lm_positions` [B,P]. Outputs: those of
+    AlbertModel plus float32 `mlm_logits` [B,P,V] and `sop_logits` [B,2].
+    """
+
+    def __init__(self, config, **kwargs):
+        kwargs.setdefault("name", "albert_pretrainer")
+        super().__init__(**kwargs)
+        self.config = _as_config(config)
+        self.albert = AlbertModel(self.config)
+        self.mlm_head = MaskedLMHead(self.config, self.albert.word_embeddings, name="predictions")
+        self.sop_head = PooledClassifierHead(self.config, 2, name="seq_relationship")
+        self.mlm_head.build()
+        self.sop_head.build()
+        self.built = True
+
+    def call(self, inputs, training=None):
+        if "masked_lm_positions" not in inputs:
+            raise ValueError("AlbertPretrainer inputs need 'masked_lm_positions' [batch, P]")
+        outputs = dict(self.albert(inputs, training=training))
+        outputs["mlm_logits"] = self.mlm_head(outputs["sequence_output"],
+                                              inputs["masked_lm_positions"])
+        outputs["sop_logits"] = self.sop_head(outputs["pooled_output"])
+        return outputs
+
+    def original_head_variables(self):
+        """Google names of the head variables (`cls/predictions/...`, `cls/seq_relationship/...`)."""
+        from albert_tf.checkpoints import mlm_head_variable_map, pooled_head_variable_map
+        return {**mlm_head_variable_map(self.mlm_head),
+                **pooled_head_variable_map(self.sop_head, "cls/seq_relationship")}
+
+    def get_config(self):
+        return {"config": self.config.to_dict(), "name": self.name}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)

@@ -1,0 +1,105 @@
+"""The post-LN Transformer block, split into the two sublayers that ALBERT can share separately.
+
+Each sublayer owns the LayerNorm that follows it, so sharing a sublayer shares its LayerNorm too
+(in Google's checkpoints: `attention_1` + `LayerNorm`, `ffn_1` + `LayerNorm_1`).
+"""
+import math
+
+import keras
+from keras import ops
+
+from albert_tf.modeling.activations import get_activation
+from albert_tf.modeling.common import dense, layer_norm
+
+
+def attention_mask_adder(input_mask, dtype):
+    """[B,T] 0/1 mask → [B,1,1,T] adder: 0 for real keys, -10000 for padding (Google's value)."""
+    mask = ops.cast(input_mask, dtype)
+    return (1.0 - mask[:, None, None, :]) * -10000.0
+
+
+class AttentionSublayer(keras.layers.Layer):
+    """`LN(x + dropout(W_o · MultiHeadSelfAttention(x)))` with q/k/v kernels stored [H, heads·D]."""
+
+    def __init__(self, config, **kwargs):
+        super().__init__(**kwargs)
+        self.config = config
+        h = config.hidden_size
+        self.num_heads = config.num_attention_heads
+        self.head_size = config.head_size
+        self.query = dense(h, config, "query")
+        self.key = dense(h, config, "key")
+        self.value = dense(h, config, "value")
+        self.output_dense = dense(h, config, "output_dense")
+        self.attention_dropout = keras.layers.Dropout(config.attention_probs_dropout_prob)
+        self.output_dropout = keras.layers.Dropout(config.hidden_dropout_prob)
+        self.layer_norm = layer_norm("attention_layer_norm")
+
+    def build(self, input_shape=None):
+        shape = (None, None, self.config.hidden_size)
+        for sub in (self.query, self.key, self.value, self.output_dense):
+            sub.build(shape)
+        self.layer_norm.build(shape)
+        self.built = True
+
+    def _split_heads(self, x):
+        b, t = ops.shape(x)[0], ops.shape(x)[1]
+        return ops.reshape(x, (b, t, self.num_heads, self.head_size))
+
+    def call(self, x, adder, training=None):
+        q = self._split_heads(self.query(x))
+        k = self._split_heads(self.key(x))
+        v = self._split_heads(self.value(x))
+        scores = ops.einsum("btnd,bsnd->bnts", q, k) * (1.0 / math.sqrt(self.head_size))
+        scores = ops.cast(scores, "float32") + ops.cast(adder, "float32")
+        probs = ops.cast(ops.softmax(scores, axis=-1), self.compute_dtype)
+        probs = self.attention_dropout(probs, training=training)
+        context = ops.einsum("bnts,bsnd->btnd", probs, v)
+        b, t = ops.shape(x)[0], ops.shape(x)[1]
+        context = ops.reshape(context, (b, t, self.config.hidden_size))
+        attended = self.output_dropout(self.output_dense(context), training=training)
+        return ops.cast(self.layer_norm(x + attended), self.compute_dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "config": self.config.to_dict()}
+
+
+class FeedForwardSublayer(keras.layers.Layer):
+    """`LN(x + dropout(W_2 · act(W_1 · x)))`; Google's `ffn_1/intermediate{,/output}/dense`."""
+
+    def __init__(self, config, **kwargs):
+        super().__init__(**kwargs)
+        self.config = config
+        self.intermediate = dense(config.intermediate_size, config, "intermediate",
+                                  activation=get_activation(config.hidden_act))
+        self.output_dense = dense(config.hidden_size, config, "output_dense")
+        self.dropout = keras.layers.Dropout(config.hidden_dropout_prob)
+        self.layer_norm = layer_norm("ffn_layer_norm")
+
+    def build(self, input_shape=None):
+        self.intermediate.build((None, None, self.config.hidden_size))
+        self.output_dense.build((None, None, self.config.intermediate_size))
+        self.layer_norm.build((None, None, self.config.hidden_size))
+        self.built = True
+
+    def call(self, x, training=None):
+        y = self.dropout(self.output_dense(self.intermediate(x)), training=training)
+        return ops.cast(self.layer_norm(x + y), self.compute_dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "config": self.config.to_dict()}
+
+
+class TransformerBlock:
+    """One post-LN block: an attention sublayer then a feed-forward sublayer.
+
+    A plain composition (not a Keras layer), so that blocks can share one sublayer without Keras
+    tracking it twice; the encoder owns and tracks the sublayers themselves.
+    """
+
+    def __init__(self, attention: AttentionSublayer, ffn: FeedForwardSublayer):
+        self.attention = attention
+        self.ffn = ffn
+
+    def __call__(self, x, adder, training=None):
+        return self.ffn(self.attention(x, adder, training=training), training=training)
