@@ -1,0 +1,107 @@
+"""TFRecord features shared by every data builder: atomic writing, keyed caches, parsing.
+
+A `spec` maps a feature name to (kind, length) with kind "int64" or "float"; records are dicts of
+sequences (or scalars for length 1). Parsed int64 features become int32, as Google's input_fn did.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from typing import Callable, Iterable
+
+import numpy as np
+import tensorflow as tf
+
+
+def _feature(kind, values):
+    values = np.asarray(values).reshape(-1)
+    if kind == "int64":
+        return tf.train.Feature(int64_list=tf.train.Int64List(value=values.astype(np.int64)))
+    if kind == "float":
+        return tf.train.Feature(float_list=tf.train.FloatList(value=values.astype(np.float32)))
+    raise ValueError(f"unknown feature kind {kind!r} (use 'int64' or 'float')")
+
+
+def serialize(record: dict, spec: dict) -> bytes:
+    """One tf.train.Example with exactly the spec's features, lengths checked."""
+    feats = {}
+    for name, (kind, length) in spec.items():
+        if name not in record:
+            raise ValueError(f"record lacks feature {name!r}")
+        values = np.asarray(record[name]).reshape(-1)
+        if len(values) != length:
+            raise ValueError(f"feature {name!r} has length {len(values)}, the spec says {length}")
+        feats[name] = _feature(kind, values)
+    return tf.train.Example(features=tf.train.Features(feature=feats)).SerializeToString()
+
+
+def write_records(path, records: Iterable[dict], spec: dict) -> int:
+    """Write records to `path` under a temporary name, renamed only when complete; returns count."""
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=directory)
+    os.close(fd)
+    count = 0
+    try:
+        with tf.io.TFRecordWriter(tmp) as writer:
+            for record in records:
+                writer.write(serialize(record, spec))
+                count += 1
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return count
+
+
+def parse_spec(spec: dict) -> dict:
+    kinds = {"int64": tf.int64, "float": tf.float32}
+    return {n: tf.io.FixedLenFeature([length], kinds[k]) for n, (k, length) in spec.items()}
+
+
+def decode(serialized, spec: dict) -> dict:
+    """Parse one (or a batch of) serialized examples; int64 → int32 (TPUs want int32)."""
+    parse = tf.io.parse_example if serialized.shape.rank == 1 else tf.io.parse_single_example
+    parsed = parse(serialized, parse_spec(spec))
+    return {n: tf.cast(t, tf.int32) if t.dtype == tf.int64 else t for n, t in parsed.items()}
+
+
+def file_fingerprint(path) -> str:
+    """SHA-256 of a file's bytes (e.g. the tokenizer model), for cache keys."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def cache_key(params: dict) -> str:
+    """A short stable hash of everything that changes the features."""
+    blob = json.dumps(params, sort_keys=True, default=str).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def cached_records(cache_dir, name: str, params: dict, spec: dict,
+                   make_records: Callable[[], Iterable[dict]]):
+    """Path of `{cache_dir}/{name}-{key}.tf_record`, built by `make_records()` if absent.
+
+    The key hashes `params` (task, split, max_seq_length, tokenizer fingerprint, lowercasing...)
+    and the spec, so a change of any of them builds a new file instead of silently reusing a
+    stale one (Google's cache ignored max_seq_length). A `.json` beside it records the params.
+    Returns (path, number of records).
+    """
+    key = cache_key({"params": params, "spec": {k: list(v) for k, v in spec.items()}})
+    path = os.path.join(os.fspath(cache_dir), f"{name}-{key}.tf_record")
+    meta = path + ".json"
+    if os.path.exists(path) and os.path.exists(meta):
+        with open(meta, encoding="utf-8") as f:
+            return path, json.load(f)["num_records"]
+    count = write_records(path, make_records(), spec)
+    fd, tmp = tempfile.mkstemp(prefix=".meta.", dir=os.path.dirname(os.path.abspath(path)))
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump({"params": params, "num_records": count}, f, indent=1, sort_keys=True, default=str)
+    os.replace(tmp, meta)
+    return path, count
