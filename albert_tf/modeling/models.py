@@ -6,6 +6,7 @@ from albert_tf.config import AlbertConfig
 from albert_tf.modeling.embedding import FactorizedEmbedding
 from albert_tf.modeling.encoder import SharedEncoder
 from albert_tf.modeling.heads import MaskedLMHead, PooledClassifierHead, Pooler
+from albert_tf.modeling.task import AlbertTaskModel
 
 
 def _as_config(config):
@@ -88,11 +89,13 @@ class AlbertModel(keras.Model):
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
-class AlbertPretrainer(keras.Model):
+class AlbertPretrainer(AlbertTaskModel):
     """ALBERT with its pretraining heads: masked-LM (tied decoder + own bias) and SOP.
 
     Inputs: those of AlbertModel plus int32 `masked_lm_positions` [B,P]. Outputs: those of
-    AlbertModel plus float32 `mlm_logits` [B,P,V] and `sop_logits` [B,2].
+    AlbertModel plus float32 `mlm_logits` [B,P,V] and `sop_logits` [B,2]. Its loss is Google's
+    MLM + SOP from the features `masked_lm_ids`, `masked_lm_weights`, `next_sentence_labels`,
+    so `compile(optimizer)` + `fit(dataset)` pretrain it; metrics are Google's eval metrics.
     """
 
     def __init__(self, config, **kwargs):
@@ -104,7 +107,31 @@ class AlbertPretrainer(keras.Model):
         self.sop_head = PooledClassifierHead(self.config, 2, name="seq_relationship")
         self.mlm_head.build()
         self.sop_head.build()
+        self.masked_lm_accuracy = keras.metrics.Mean(name="masked_lm_accuracy")
+        self.masked_lm_mean_loss = keras.metrics.Mean(name="masked_lm_loss")
+        self.sentence_order_accuracy = keras.metrics.Mean(name="sentence_order_accuracy")
+        self.sentence_order_mean_loss = keras.metrics.Mean(name="sentence_order_loss")
         self.built = True
+
+    def task_loss(self, features, labels, outputs):
+        from albert_tf.losses import pretraining_loss
+        total, _, _ = pretraining_loss(outputs, features)
+        return total
+
+    def update_task_metrics(self, features, labels, outputs):
+        """Google's eval metrics: weighted MLM accuracy and loss, SOP accuracy and loss."""
+        from albert_tf.losses import masked_lm_example_loss, sentence_order_example_loss
+        weights = ops.cast(features["masked_lm_weights"], "float32")
+        ids = ops.cast(features["masked_lm_ids"], "int32")
+        mlm_pred = ops.cast(ops.argmax(outputs["mlm_logits"], axis=-1), "int32")
+        self.masked_lm_accuracy.update_state(ops.cast(ops.equal(mlm_pred, ids), "float32"), weights)
+        self.masked_lm_mean_loss.update_state(
+            masked_lm_example_loss(outputs["mlm_logits"], ids), weights)
+        sop_labels = ops.reshape(ops.cast(features["next_sentence_labels"], "int32"), (-1,))
+        sop_pred = ops.cast(ops.argmax(outputs["sop_logits"], axis=-1), "int32")
+        self.sentence_order_accuracy.update_state(ops.cast(ops.equal(sop_pred, sop_labels), "float32"))
+        self.sentence_order_mean_loss.update_state(
+            sentence_order_example_loss(outputs["sop_logits"], sop_labels))
 
     def call(self, inputs, training=None):
         if "masked_lm_positions" not in inputs:
