@@ -235,7 +235,8 @@ def train(model_fn: Callable[[], keras.Model], optimizer_fn: Callable[[], keras.
     """Train `model_fn()` (an AlbertTaskModel) to run.num_train_steps optimizer steps.
 
     `train_dataset_fn(per_replica_batch, input_context)` returns an infinite dataset of feature
-    dicts. A run restarted on the same output_dir resumes from its last checkpoint at the same
+    dicts. `global_batch_size` is the batch of one optimizer step; with gradient accumulation
+    it is split into gradient_accumulation_steps micro-batches. A run restarted on the same output_dir resumes from its last checkpoint at the same
     step; otherwise `init_checkpoint` (Google TF1 or ours) initialises the weights.
     """
     strategy = strategy or tf.distribute.get_strategy()
@@ -265,7 +266,11 @@ def train(model_fn: Callable[[], keras.Model], optimizer_fn: Callable[[], keras.
     if start >= run.num_train_steps:
         logging.info("already trained to step %d >= num_train_steps %d", start, run.num_train_steps)
         return TrainResult(model, start, engine.best, engine.history)
-    dataset = distribute.distribute_dataset(strategy, train_dataset_fn, global_batch_size)
+    if global_batch_size % micro:
+        raise ValueError(f"train batch size {global_batch_size} is not divisible by "
+                         f"--gradient_accumulation_steps {micro}")
+    # One optimizer step consumes `micro` micro-batches that together make the global batch.
+    dataset = distribute.distribute_dataset(strategy, train_dataset_fn, global_batch_size // micro)
     tb_dir = os.path.join(write_dir, "train")
     callbacks = [
         _StopAtStep(run.num_train_steps, engine.step),

@@ -1,0 +1,146 @@
+"""Fine-tuning models: sequence classification/regression (GLUE) and multiple choice (RACE).
+
+Each carries its loss and metrics (AlbertTaskModel) so it trains with compile(optimizer) + fit on
+feature dicts, and names its head variables as Google's scripts did (`output_weights` [C,H] and
+`output_bias` [C] at the root scope).
+"""
+import keras
+from keras import ops
+
+from albert_tf.distribute import replica_mean
+from albert_tf.modeling.heads import PooledClassifierHead
+from albert_tf.modeling.models import AlbertModel, _as_config
+from albert_tf.modeling.task import AlbertTaskModel
+
+
+def _labels(features, labels, key="label_ids"):
+    if labels is not None:
+        return labels
+    if key not in features:
+        raise ValueError(f"no labels: pass y to fit, or a '{key}' feature")
+    return features[key]
+
+
+def softmax_nll_and_correct(logits, labels):
+    """Per-example softmax cross-entropy and 0/1 correctness of the argmax, [B] each."""
+    ids = ops.cast(labels, "int32")
+    log_probs = ops.log_softmax(ops.cast(logits, "float32"), axis=-1)
+    nll = -ops.squeeze(ops.take_along_axis(log_probs, ids[:, None], axis=-1), -1)
+    correct = ops.cast(ops.equal(ops.cast(ops.argmax(log_probs, -1), "int32"), ids), "float32")
+    return nll, correct
+
+
+def _example_weights(features, n):
+    """is_real_example (0 for the fake examples that pad eval sets to whole batches), else 1."""
+    w = features.get("is_real_example") if isinstance(features, dict) else None
+    return ops.ones((n,), "float32") if w is None else ops.reshape(ops.cast(w, "float32"), (-1,))
+
+
+class _PooledTaskModel(AlbertTaskModel):
+    """AlbertModel + a PooledClassifierHead with Google's root-scope head names."""
+
+    head_scope = ""
+
+    def __init__(self, config, num_outputs, dropout_prob=0.1, **kwargs):
+        super().__init__(**kwargs)
+        self.config = _as_config(config)
+        self.dropout_prob = dropout_prob
+        self.albert = AlbertModel(self.config)
+        self.classifier = PooledClassifierHead(self.config, num_outputs, dropout_prob,
+                                               name="classifier")
+        self.classifier.build()
+
+    def _per_example(self, features, labels, outputs):
+        """(loss, score) per example; score is what `accuracy_metric` averages."""
+        raise NotImplementedError
+
+    def task_loss(self, features, labels, outputs):
+        """Mean loss over real examples (fakes padding an eval batch have weight 0)."""
+        loss, _ = self._per_example(features, labels, outputs)
+        w = _example_weights(features, ops.shape(loss)[0])
+        return replica_mean(ops.sum(w * loss), ops.sum(w))
+
+    def update_task_metrics(self, features, labels, outputs):
+        _, score = self._per_example(features, labels, outputs)
+        self.accuracy_metric.update_state(score, _example_weights(features, ops.shape(score)[0]))
+
+    def original_head_variables(self):
+        from albert_tf.checkpoints import pooled_head_variable_map
+        return pooled_head_variable_map(self.classifier, self.head_scope)
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class AlbertClassifier(_PooledTaskModel):
+    """pooled output → dropout → logits [B, num_labels]; softmax cross-entropy, or squared
+    error with one output when `is_regression` (STS-B). Outputs `logits` and `probabilities`
+    (classification) or `predictions` (regression)."""
+
+    def __init__(self, config, num_labels, dropout_prob=0.1, is_regression=False, **kwargs):
+        kwargs.setdefault("name", "albert_classifier")
+        if is_regression and num_labels != 1:
+            raise ValueError("a regression classifier has num_labels=1")
+        super().__init__(config, num_labels, dropout_prob, **kwargs)
+        self.num_labels = num_labels
+        self.is_regression = is_regression
+        self.accuracy_metric = keras.metrics.Mean(name="accuracy" if not is_regression else "mse")
+        self.built = True
+
+    def call(self, inputs, training=None):
+        pooled = self.albert(inputs, training=training)["pooled_output"]
+        logits = self.classifier(pooled, training=training)
+        if self.is_regression:
+            return {"logits": logits, "predictions": logits[:, 0]}
+        return {"logits": logits, "probabilities": ops.softmax(logits, axis=-1)}
+
+    def _per_example(self, features, labels, outputs):
+        labels = ops.reshape(_labels(features, labels), (-1,))
+        if self.is_regression:
+            diff = outputs["predictions"] - ops.cast(labels, "float32")
+            return diff * diff, diff * diff
+        return softmax_nll_and_correct(outputs["logits"], labels)
+
+    def get_config(self):
+        return {"config": self.config.to_dict(), "num_labels": self.num_labels,
+                "dropout_prob": self.dropout_prob, "is_regression": self.is_regression,
+                "name": self.name}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class AlbertMultipleChoice(_PooledTaskModel):
+    """Scores each of `num_choices` [CLS] article [SEP] question-option [SEP] sequences with a
+    dense [1,H] on its pooled output; softmax over the choices. Inputs are [B, C·L] (Google's
+    flattened records) or [B, C, L]; outputs `logits` / `probabilities` [B, C]."""
+
+    def __init__(self, config, num_choices=4, dropout_prob=0.1, **kwargs):
+        kwargs.setdefault("name", "albert_multiple_choice")
+        super().__init__(config, 1, dropout_prob, **kwargs)
+        self.num_choices = num_choices
+        self.accuracy_metric = keras.metrics.Mean(name="accuracy")
+        self.built = True
+
+    def call(self, inputs, training=None):
+        c = self.num_choices
+        flat = {}
+        for key in ("input_ids", "input_mask", "segment_ids"):
+            if key in inputs:
+                x = inputs[key]
+                seq = x.shape[-1] if len(x.shape) == 3 else x.shape[-1] // c
+                flat[key] = ops.reshape(x, (-1, seq))
+        pooled = self.albert(flat, training=training)["pooled_output"]
+        logits = ops.reshape(self.classifier(pooled, training=training), (-1, c))
+        return {"logits": logits, "probabilities": ops.softmax(logits, axis=-1)}
+
+    def _per_example(self, features, labels, outputs):
+        return softmax_nll_and_correct(outputs["logits"], ops.reshape(_labels(features, labels), (-1,)))
+
+    def get_config(self):
+        return {"config": self.config.to_dict(), "num_choices": self.num_choices,
+                "dropout_prob": self.dropout_prob, "name": self.name}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)

@@ -1,0 +1,33 @@
+"""Fine-tune ALBERT on a GLUE task (Google's run_classifier.py flags), evaluate, predict, export."""
+from absl import app, flags
+
+from albert_tf.finetuning_flags import define_finetuning_flags, options_from_flags
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("data_dir", None, "Folder holding the GLUE task folders (CoLA/, MNLI/, ...).")
+flags.DEFINE_string("task_name", None, "GLUE task: cola, sst-2, mrpc, sts-b, qqp, mnli, qnli, rte, wnli.")
+flags.DEFINE_string("export_dir", None, "Write a SavedModel that takes raw text here.")
+flags.DEFINE_float("dropout_prob", 0.1, "Dropout on the pooled output before the classifier.")
+define_finetuning_flags()
+
+
+def main(argv):
+    del argv
+    from albert_tf import distribute
+    from albert_tf.classification import GlueTask, TextEncoder, run_glue
+    from albert_tf.config import AlbertConfig
+    for name in ("data_dir", "task_name"):
+        if not FLAGS[name].value:
+            raise app.UsageError(f"--{name} is required")
+    opts = options_from_flags(FLAGS)
+    strategy = distribute.strategy_from_flags(FLAGS)
+    encoder = TextEncoder.from_files(FLAGS.spm_model_file, FLAGS.vocab_file, FLAGS.do_lower_case)
+    task = GlueTask(FLAGS.task_name, FLAGS.data_dir, encoder, FLAGS.max_seq_length,
+                    FLAGS.cached_dir or FLAGS.output_dir)
+    run_glue(AlbertConfig.from_json_file(FLAGS.albert_config_file), task, opts, strategy,
+             do_train=FLAGS.do_train, do_eval=FLAGS.do_eval, do_predict=FLAGS.do_predict,
+             dropout_prob=FLAGS.dropout_prob, export_dir=FLAGS.export_dir)
+
+
+if __name__ == "__main__":
+    app.run(main)
