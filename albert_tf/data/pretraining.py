@@ -30,6 +30,7 @@ import struct
 import tempfile
 import time
 from collections import Counter, deque
+from concurrent.futures import ProcessPoolExecutor
 from itertools import compress
 from typing import Callable, Iterator, Sequence
 
@@ -1013,33 +1014,38 @@ class _Run:
             shutil.rmtree(info["directory"], ignore_errors=True)
 
     def parallel(self, num_workers: int):
-        """Tokenise jobs first, then round jobs, merged in (file, round) order."""
+        """Tokenise jobs first, then round jobs, merged in (file, round) order.
+
+        Uses 'spawn' worker processes (safe when the parent has TensorFlow threads); a
+        worker that dies raises BrokenProcessPool instead of hanging.
+        """
         ctx = multiprocessing.get_context("spawn")
-        with ctx.Pool(num_workers) as pool:
-            tok = [pool.apply_async(_tokenize_job, (self._tok_args(f),))
+        pool = ProcessPoolExecutor(max_workers=num_workers, mp_context=ctx)
+        try:
+            tok = [pool.submit(_tokenize_job, self._tok_args(f))
                    for f in range(len(self.inputs))]
             pending: deque = deque()
-            done_dirs: dict = {}
+            rounds_left: dict = {}
             for f in range(len(self.inputs)):
-                info = tok[f].get()
+                info = tok[f].result()
                 self._corpus(info)
                 for r in range(self.opts.dupe_factor):
-                    pending.append((f, pool.apply_async(_round_job,
-                                                        (self._round_args(f, r, info),))))
-                done_dirs[f] = (info["directory"], self.opts.dupe_factor)
-                while pending and pending[0][1].ready():
-                    self._merge_pending(pending, done_dirs)
+                    pending.append((f, pool.submit(_round_job, self._round_args(f, r, info))))
+                rounds_left[f] = [info["directory"], self.opts.dupe_factor]
+                while pending and pending[0][1].done():
+                    self._merge_pending(pending, rounds_left)
             while pending:
-                self._merge_pending(pending, done_dirs)
+                self._merge_pending(pending, rounds_left)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
-    def _merge_pending(self, pending: deque, done_dirs: dict):
+    def _merge_pending(self, pending: deque, rounds_left: dict):
         """Merges the oldest pending round; drops a file's cache after its last round."""
-        f, result = pending.popleft()
-        self._merge(f, result.get())
-        directory, left = done_dirs[f]
-        done_dirs[f] = (directory, left - 1)
-        if left == 1:
-            shutil.rmtree(directory, ignore_errors=True)
+        f, future = pending.popleft()
+        self._merge(f, future.result())
+        rounds_left[f][1] -= 1
+        if rounds_left[f][1] == 0:
+            shutil.rmtree(rounds_left[f][0], ignore_errors=True)
 
     def summary(self, sink: _OutputSet, outputs: list) -> dict:
         """The statistics dictionary returned by build_pretraining_data."""
