@@ -37,7 +37,8 @@ _Candidate = collections.namedtuple("_Candidate", "score feature_index start end
 
 
 # ----------------------------------------------------------------------------- results
-def collect_results(batches: Iterable[Mapping[str, np.ndarray]]) -> Dict[int, Dict[str, np.ndarray]]:
+def collect_results(batches: Iterable[Mapping[str, np.ndarray]]
+                    ) -> Dict[int, Dict[str, np.ndarray]]:
     """{unique_id: outputs} from batched model outputs that include ``unique_ids``.
 
     Each batch maps names to arrays with a leading batch axis. A unique id seen more than

@@ -64,8 +64,8 @@ def test_read_errors_name_the_file(tmp_path):
 def test_preprocess_with_offsets_matches_preprocess_text(data_dir):
     texts = [e.paragraph_text for e in squad.read_squad_examples(
         data_dir / "squad" / "v2.0" / "small.json", False, True)]
-    texts += ["  Café\u00a0\u00a0Zürich \t\n ÅNGSTRÖM  ", unicodedata.normalize("NFD", "Crème brûlée"),
-              "ﬁne ½ ™ İstanbul 한국어"]
+    texts += ["  Café\u00a0\u00a0Zürich \t\n ÅNGSTRÖM  ",
+              unicodedata.normalize("NFD", "Crème brûlée"), "ﬁne ½ ™ İstanbul 한국어"]
     for text in texts:
         for lower in (True, False):
             out, src = squad.preprocess_with_offsets(text, lower=lower)

@@ -175,7 +175,9 @@ def _char_ends(text: str, pre_src: Sequence[int]) -> List[int]:
 def _same_text(a: str, b: str) -> bool:
     """Whether two strings differ only by Unicode normalisation or case (Hangul jamo vs
     syllables, final sigma), so a replaced block still counts as aligned."""
-    return unicodedata.normalize("NFKC", a).casefold() == unicodedata.normalize("NFKC", b).casefold()
+    def canon(text):
+        return unicodedata.normalize("NFKC", text).casefold()
+    return canon(a) == canon(b)
 
 
 def _align_chars(src: str, dst: str):
