@@ -766,7 +766,10 @@ def _round_job(args) -> tuple:
     """Worker: one dupe round over one file -> a framed part file; returns its counters."""
     (cache_dir, id_code, file_index, round_index, options, vocab, part_path) = args
     t0 = time.perf_counter()
-    rng = random.Random(round_seed(options.random_seed, file_index, round_index))
+    seed = round_seed(options.random_seed, file_index, round_index)
+    rng = random.Random(seed)
+    # the shuffle has its own stream, so the instances do not depend on the buffer size
+    shuffle_rng = random.Random(seed ^ 0x5EED5EED)
     cache = TokenCache(cache_dir, id_code)
     encoder = ExampleEncoder(options.max_seq_length, options.max_predictions_per_seq,
                              vocab.size)
@@ -782,13 +785,13 @@ def _round_job(args) -> tuple:
                 if len(buffer) < size:
                     buffer.append(record)
                     continue
-                k = rng.randrange(size)
+                k = shuffle_rng.randrange(size)
                 batch.append(buffer[k])
                 buffer[k] = record
                 if len(batch) >= 512:
                     out.write(frame_records(batch))
                     batch = []
-            rng.shuffle(buffer)
+            shuffle_rng.shuffle(buffer)
             batch.extend(buffer)
             for i in range(0, len(batch), 512):
                 out.write(frame_records(batch[i:i + 512]))
@@ -904,23 +907,40 @@ def _prepare(spm_model_file, vocab_file, do_lower_case, options):
     return spec, vocab, options
 
 
+def iter_tokenized_documents(input_file: str, spm_model_file: str | None = None,
+                             vocab_file: str | None = None, do_lower_case: bool = True,
+                             **options) -> Iterator[list]:
+    """Documents of a file as the builder tokenises them: lists of sentences of ids."""
+    opts = BuilderOptions(**options)
+    spec, _, _ = _prepare(spm_model_file, vocab_file, do_lower_case, opts)
+    tokenizer = load_tokenizer(spec)
+    for raw in iter_raw_documents(input_file, opts):
+        doc = _tokenize_document(raw, tokenizer, spec)
+        if doc:
+            yield doc
+
+
 def create_instances(input_file: str, spm_model_file: str | None = None,
                      vocab_file: str | None = None, do_lower_case: bool = True,
-                     round_index: int = 0, file_index: int = 0,
+                     round_index: int = 0, num_rounds: int = 1, file_index: int = 0,
                      **options) -> list:
-    """The TrainingInstances of one dupe round of one file, in document order (no
-    shuffle buffer, not serialised): the same instances build_pretraining_data writes."""
+    """TrainingInstances of dupe rounds round_index .. round_index+num_rounds-1 of one
+    file, in document order (no shuffle buffer, not serialised): the instances that
+    build_pretraining_data writes for that file."""
     opts = BuilderOptions(**options)
     path = expand_input_files(input_file)[0]
     spec, vocab, opts = _prepare(spm_model_file, vocab_file, do_lower_case, opts)
+    instances: list = []
     with tempfile.TemporaryDirectory(prefix="albert_tokens_") as tmp:
         info = TokenCache.write(path, tmp, spec, opts, vocab.size)
         cache = TokenCache(tmp, info["id_typecode"])
         try:
-            rng = random.Random(round_seed(opts.random_seed, file_index, round_index))
-            return list(iter_round_instances(cache, opts, vocab, rng))
+            for r in range(round_index, round_index + num_rounds):
+                rng = random.Random(round_seed(opts.random_seed, file_index, r))
+                instances.extend(iter_round_instances(cache, opts, vocab, rng))
         finally:
             cache.close()
+    return instances
 
 
 def build_pretraining_data(input_files, output_files, spm_model_file: str | None = None,
