@@ -432,7 +432,9 @@ class InstanceMaker:
                 else:
                     label = 0
                     tokens_b = [t for s in chunk[a_end:] for t in s]
-                self._truncate(tokens_a, tokens_b, max_num_tokens, rng=rng)
+                truncated = self._truncate(tokens_a, tokens_b, max_num_tokens, rng=rng)
+                if truncated is not None:  # a version that returns new lists
+                    tokens_a, tokens_b = truncated
                 if tokens_a and tokens_b:
                     instances.append(self.make_instance(tokens_a, tokens_b, label, random_doc))
                 chunk, length = [], 0
@@ -826,10 +828,10 @@ class _OutputSet:
         self.counts = [0] * len(self.paths)
         self._next = 0
 
-    def add_part_round_robin(self, part_path: str):
-        """Deals the records of a part file to the outputs in turn (Google's order)."""
+    def add_part_round_robin(self, part_path: str, count: int):
+        """Deals the `count` records of a part file to the outputs in turn (Google's order)."""
         if len(self.files) == 1:
-            self.add_part_to(0, part_path)
+            self.add_part_to(0, part_path, count)
             return
         with open(part_path, "rb") as f:
             for record in iter_framed_records(f):
@@ -837,12 +839,11 @@ class _OutputSet:
                 self.counts[self._next] += 1
                 self._next = (self._next + 1) % len(self.files)
 
-    def add_part_to(self, index: int, part_path: str):
-        """Appends a whole part file to output `index`."""
+    def add_part_to(self, index: int, part_path: str, count: int):
+        """Appends a whole part file (of `count` records) to output `index`."""
         with open(part_path, "rb") as f:
-            self.counts[index] += sum(1 for _ in iter_framed_records(f))
-            f.seek(0)
             shutil.copyfileobj(f, self.files[index], 1 << 20)
+        self.counts[index] += count
 
     def commit(self):
         """Flushes, closes and renames every output into place."""
@@ -1006,9 +1007,9 @@ class _Run:
         """Adds one finished round's part file to the outputs, then deletes it."""
         part, counters, peak = result
         if self.per_input:
-            self.sink.add_part_to(f, part)
+            self.sink.add_part_to(f, part, counters["instances"])
         else:
-            self.sink.add_part_round_robin(part)
+            self.sink.add_part_round_robin(part, counters["instances"])
         os.remove(part)
         seconds = counters.pop("seconds", 0.0)
         self.counters.update(counters)
