@@ -3,7 +3,8 @@
 Builds MLM + SOP TFRecords (seq 128, dupe_factor 5, the fixture SentencePiece model)
 from 1, 2 and 4 MB of text made by repeating ../shared/fixtures/corpus.txt. Each size
 runs in a fresh Python process so that its peak RSS (ru_maxrss of the process and of
-its worker processes) is its own. Prints a table.
+its worker processes) is its own. Prints a table with wall-clock examples/s and, since
+the machine may be shared, examples per CPU-second (user + system, all processes).
 
     python bench/bench_pretraining_data.py [--sizes 1,2,4] [--workers 1,2] [--dupe 5]
 """
@@ -28,9 +29,11 @@ stats = build_pretraining_data({inp!r}, {out!r}, spm_model_file={spm!r},
                                max_seq_length=128, max_predictions_per_seq=20,
                                dupe_factor={dupe}, num_workers={workers})
 wall = time.perf_counter() - t0
-self_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-child_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
-print(json.dumps({{"instances": stats["instances"], "wall": wall,
+me = resource.getrusage(resource.RUSAGE_SELF)
+kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+self_rss, child_rss = me.ru_maxrss * 1024, kids.ru_maxrss * 1024
+cpu = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+print(json.dumps({{"instances": stats["instances"], "wall": wall, "cpu": cpu,
                    "self_rss": self_rss, "child_rss": child_rss,
                    "output_bytes": sum(__import__("os").path.getsize(p)
                                        for p in stats["output_files"])}}))
@@ -74,11 +77,13 @@ def main():
                 r = run_one(inp, tmp / "out.tfrecord", workers, args.dupe)
                 rows.append((mb, workers, r))
     print(f"{'text MB':>8} {'workers':>7} {'examples':>9} {'wall s':>7} {'examples/s':>10} "
-          f"{'peak RSS main MiB':>17} {'peak RSS worker MiB':>19}")
+          f"{'CPU s':>6} {'examples/CPU-s':>14} {'peak RSS main MiB':>17} "
+          f"{'peak RSS worker MiB':>19}")
     for mb, workers, r in rows:
         child = f"{r['child_rss'] / 2**20:.0f}" if workers > 1 else "-"
         print(f"{mb:>8g} {workers:>7} {r['instances']:>9} {r['wall']:>7.2f} "
-              f"{r['instances'] / r['wall']:>10.0f} {r['self_rss'] / 2**20:>17.0f} {child:>19}")
+              f"{r['instances'] / r['wall']:>10.0f} {r['cpu']:>6.2f} "
+              f"{r['instances'] / r['cpu']:>14.0f} {r['self_rss'] / 2**20:>17.0f} {child:>19}")
 
 
 if __name__ == "__main__":
