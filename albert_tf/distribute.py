@@ -76,17 +76,22 @@ def get_strategy(strategy_type="one_device", *, use_tpu=False, tpu=None, tpu_zon
         raise ValueError(f"--strategy_type {strategy_type!r} is unknown; use one of {STRATEGIES}")
     if strategy_type == "tpu":
         return _tpu_strategy(tpu, tpu_zone, gcp_project)
-    gpus = tf.config.list_logical_devices("GPU")
+    if strategy_type == "multi_worker_mirrored":
+        return _multi_worker_strategy(all_reduce_alg)
+    gpus = tf.config.list_logical_devices("GPU")  # initialises the runtime: not before MWMS
     if strategy_type == "one_device":
         return tf.distribute.OneDeviceStrategy("/gpu:0" if gpus else "/cpu:0")
-    if strategy_type == "mirrored":
-        if devices is None:
-            n = len(gpus) if num_gpus is None else num_gpus
-            if n > len(gpus):
-                raise ValueError(f"--num_gpus={n} but only {len(gpus)} GPUs are visible")
-            devices = [f"/gpu:{i}" for i in range(n)] or ["/cpu:0"]
-        return tf.distribute.MirroredStrategy(devices=devices,
-                                              cross_device_ops=_cross_device_ops(all_reduce_alg))
+    if devices is None:
+        n = len(gpus) if num_gpus is None else num_gpus
+        if n > len(gpus):
+            raise ValueError(f"--num_gpus={n} but only {len(gpus)} GPUs are visible")
+        devices = [f"/gpu:{i}" for i in range(n)] or ["/cpu:0"]
+    return tf.distribute.MirroredStrategy(devices=devices,
+                                          cross_device_ops=_cross_device_ops(all_reduce_alg))
+
+
+def _multi_worker_strategy(all_reduce_alg):
+    """MultiWorkerMirroredStrategy from TF_CONFIG; must be created before any other TF op."""
     if "TF_CONFIG" not in os.environ:
         raise ValueError("--strategy_type=multi_worker_mirrored needs the TF_CONFIG environment variable")
     impl = {"nccl": tf.distribute.experimental.CommunicationImplementation.NCCL,

@@ -61,9 +61,13 @@ def _optimizer_fn(opts):
 
 def eval_dataset_fn(opts):
     files = opts.eval_input_file or opts.input_file
-    return lambda batch, ctx: pretraining_dataset(
-        files, batch, opts.max_seq_length, opts.max_predictions_per_seq, is_training=False,
-        input_context=ctx).take(opts.max_eval_steps)
+    def dataset_fn(batch, ctx):
+        # max_eval_steps global steps: each pipeline feeds its replicas one batch per step.
+        per_pipeline = max(1, ctx.num_replicas_in_sync // ctx.num_input_pipelines)
+        return pretraining_dataset(files, batch, opts.max_seq_length, opts.max_predictions_per_seq,
+                                   is_training=False, input_context=ctx).take(
+                                       opts.max_eval_steps * per_pipeline)
+    return dataset_fn
 
 
 def make_evaluate_fn(opts, strategy):

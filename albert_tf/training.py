@@ -8,6 +8,7 @@ checkpoint by the task's metric exported in Google's TF1 format as model.ckpt-be
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import math
 import os
@@ -17,6 +18,7 @@ from typing import Callable, Optional
 
 from absl import logging
 import keras
+import numpy as np
 import tensorflow as tf
 
 from albert_tf import distribute
@@ -56,6 +58,7 @@ class TrainResult:
     global_step: int
     best: Optional[dict]
     eval_history: list
+    train_history: dict = dataclasses.field(default_factory=dict)
 
 
 def _write_text_atomic(path, text):
@@ -280,6 +283,16 @@ def train(model_fn: Callable[[], keras.Model], optimizer_fn: Callable[[], keras.
                                     write_graph=False),
         _CheckpointAndEvaluate(engine),
     ]
-    model.fit(dataset, epochs=epochs, steps_per_epoch=steps_per_epoch, initial_epoch=initial_epoch,
-              callbacks=callbacks, verbose=run.verbose if chief else 0)
-    return TrainResult(model, engine.step(), engine.best, engine.history)
+    history = model.fit(dataset, epochs=epochs, steps_per_epoch=steps_per_epoch,
+                        initial_epoch=initial_epoch, callbacks=callbacks,
+                        verbose=run.verbose if chief else 0)
+    logging.info("trained to step %d; weights sha256 %s", engine.step(), weights_fingerprint(model))
+    return TrainResult(model, engine.step(), engine.best, engine.history, history.history)
+
+
+def weights_fingerprint(model) -> str:
+    """SHA-256 of all weights, to check that workers or runs agree bit for bit."""
+    digest = hashlib.sha256()
+    for w in model.weights:
+        digest.update(np.asarray(w).tobytes())
+    return digest.hexdigest()
