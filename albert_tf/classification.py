@@ -2,18 +2,17 @@
 evaluation with exact metrics, prediction files and the raw-text SavedModel export."""
 from __future__ import annotations
 
-import dataclasses
 import os
-import tempfile
-from typing import Optional
 
 from absl import logging
 import numpy as np
 import tensorflow as tf
 
 from albert_tf import finetuning, training
+from albert_tf.fileio import write_text_atomic
 from albert_tf.data import glue
-from albert_tf.data.records import cached_records, file_fingerprint
+from albert_tf.data.encoding import TextEncoder
+from albert_tf.data.records import cached_records
 from albert_tf.metrics import glue_metrics
 
 
@@ -25,41 +24,12 @@ def classifier_feature_spec(max_seq_length: int, is_regression: bool) -> dict:
             "is_real_example": ("int64", 1)}
 
 
-@dataclasses.dataclass
-class TextEncoder:
-    """Text → piece ids as Google's fine-tuning code does (preprocess_text, then the tokenizer)."""
-    tokenizer: object
-    do_lower_case: bool = True
-    spm_model_file: Optional[str] = None
-    vocab_file: Optional[str] = None
-
-    @classmethod
-    def from_files(cls, spm_model_file=None, vocab_file=None, do_lower_case=True):
-        from albert_tf.tokenization import FullTokenizer
-        tok = FullTokenizer(vocab_file=vocab_file, do_lower_case=do_lower_case,
-                            spm_model_file=spm_model_file)
-        return cls(tok, do_lower_case, spm_model_file, vocab_file)
-
-    def ids(self, text: str) -> list:
-        from albert_tf.tokenization import preprocess_text
-        if self.spm_model_file:
-            text = preprocess_text(text, lower=self.do_lower_case)
-        return self.tokenizer.convert_tokens_to_ids(self.tokenizer.tokenize(text))
-
-    def fingerprint(self) -> dict:
-        """What of the tokenizer changes the features (for cache keys)."""
-        path = self.spm_model_file or self.vocab_file
-        return {"tokenizer": file_fingerprint(path) if path else None,
-                "do_lower_case": self.do_lower_case}
-
-
 def example_to_record(example, label_map, encoder: TextEncoder, max_seq_length, is_regression):
     """[CLS] A [SEP] (B [SEP]) with the shared packer, plus the label."""
     from albert_tf.data.packing import pack_ids
-    tok = encoder.tokenizer
     ids_b = encoder.ids(example.text_b) if example.text_b is not None else None
     record = dict(pack_ids(encoder.ids(example.text_a), ids_b, max_seq_length,
-                           tok.cls_id, tok.sep_id, tok.pad_id))
+                           encoder.cls_id, encoder.sep_id, encoder.pad_id))
     if example.label is None:
         label = 0
     elif is_regression:
@@ -154,19 +124,12 @@ class GlueTask:
             if task == self.task:
                 table = out["predictions"][:, None] if self.is_regression else out["probabilities"]
                 path = os.path.join(output_dir, "test_results.tsv")
-                _write_tsv(path, ["\t".join(f"{v:.8f}" for v in row) for row in table])
+                write_text_atomic(path, "".join("\t".join(f"{v:.8f}" for v in row) + "\n" for row in table))
                 written.append(path)
             path = os.path.join(output_dir, glue.submission_file_name(task))
             glue.write_submission(path, task, [e.guid.split("-")[-1] for e in examples], preds)
             written.append(path)
         return written
-
-
-def _write_tsv(path, lines):
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(os.path.abspath(path)))
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write("".join(line + "\n" for line in lines))
-    os.replace(tmp, path)
 
 
 def classifier_model_fn(config, task: GlueTask, dropout_prob=0.1):
@@ -178,31 +141,11 @@ def classifier_model_fn(config, task: GlueTask, dropout_prob=0.1):
 def run_glue(config, task: GlueTask, opts: finetuning.FineTuningOptions, strategy=None, *,
              do_train=False, do_eval=False, do_predict=False, dropout_prob=0.1,
              export_dir=None) -> dict:
-    """Google's run_classifier flow: train (evaluating each checkpoint on dev and keeping the best
-    as model.ckpt-best), evaluate the best, predict the test set, export a raw-text SavedModel."""
-    if not (do_train or do_eval or do_predict or export_dir):
-        raise ValueError("at least one of --do_train, --do_eval, --do_predict, --export_dir is needed")
-    model_fn = classifier_model_fn(config, task, dropout_prob)
-    results = {}
-    if do_train:
-        train_records = task.records("train")
-        evaluate_fn = (lambda m: task.evaluate(m, opts.eval_batch_size)) if do_eval else None
-        finetuning.finetune(model_fn, train_records, task.spec, opts, strategy,
-                            evaluate_fn=evaluate_fn, best_metric=task.best_metric)
-    best = os.path.join(opts.output_dir, training.BEST_CHECKPOINT)
-    checkpoint = best if os.path.exists(best + ".index") else None
-    model = None
-    if do_eval or do_predict or export_dir:
-        model = finetuning.build_eval_model(model_fn, opts, strategy, checkpoint)
-    if do_eval:
-        results = task.evaluate(model, opts.eval_batch_size)
-        with open(os.path.join(opts.output_dir, "eval_results.txt"), "a", encoding="utf-8") as f:
-            f.write(training.format_results({"checkpoint": checkpoint or "latest", **results}) + "\n")
-        logging.info("eval results: %s", results)
-    if do_predict:
-        results["prediction_files"] = task.write_predictions(model, opts.output_dir,
-                                                             opts.predict_batch_size)
+    """Google's run_classifier flow on the shared runner, plus a raw-text SavedModel export."""
+    export_fn = None
     if export_dir:
         from albert_tf.serving import export_text_classifier
-        results["export_dir"] = export_text_classifier(model, task, export_dir)
-    return results
+        export_fn = lambda model: export_text_classifier(model, task, export_dir)
+    return finetuning.run_finetuning(task, classifier_model_fn(config, task, dropout_prob), opts,
+                                     strategy, do_train=do_train, do_eval=do_eval,
+                                     do_predict=do_predict, export_fn=export_fn)

@@ -107,3 +107,39 @@ def finetune(model_fn: Callable, train_records: tuple, spec: dict, opts: FineTun
                                                     input_context=ctx)
     return training.train(model_fn, optimizer_fn(opts), dataset_fn, opts.train_batch_size, run,
                           strategy, evaluate_fn=evaluate_fn, init_checkpoint=opts.init_checkpoint)
+
+
+def run_finetuning(task, model_fn: Callable, opts: FineTuningOptions, strategy=None, *,
+                   do_train=False, do_eval=False, do_predict=False, export_fn=None) -> dict:
+    """Google's fine-tuning flow for any task: train (evaluating each checkpoint on dev, the best
+    kept as model.ckpt-best), evaluate the best, predict the test set, export.
+
+    `task` provides `records(split) -> (path, count)`, `spec`, `best_metric`,
+    `evaluate(model, batch_size) -> dict` and `write_predictions(model, output_dir, batch_size)`.
+    """
+    import os
+    from absl import logging
+    if not (do_train or do_eval or do_predict or export_fn):
+        raise ValueError("at least one of --do_train, --do_eval, --do_predict (or an export) is needed")
+    results = {}
+    if do_train:
+        evaluate_fn = (lambda m: task.evaluate(m, opts.eval_batch_size)) if do_eval else None
+        finetune(model_fn, task.records("train"), task.spec, opts, strategy,
+                 evaluate_fn=evaluate_fn, best_metric=task.best_metric)
+    best = os.path.join(opts.output_dir, training.BEST_CHECKPOINT)
+    checkpoint = best if os.path.exists(best + ".index") else None
+    if not (do_eval or do_predict or export_fn):
+        return results
+    model = build_eval_model(model_fn, opts, strategy, checkpoint)
+    if do_eval:
+        results = task.evaluate(model, opts.eval_batch_size)
+        if distribute.is_chief(strategy):
+            with open(os.path.join(opts.output_dir, "eval_results.txt"), "a", encoding="utf-8") as f:
+                f.write(training.format_results({"checkpoint": checkpoint or "latest", **results}) + "\n")
+        logging.info("eval results: %s", results)
+    if do_predict:
+        results["prediction_files"] = task.write_predictions(model, opts.output_dir,
+                                                             opts.predict_batch_size)
+    if export_fn:
+        results["export_dir"] = export_fn(model)
+    return results

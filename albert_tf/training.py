@@ -12,7 +12,6 @@ import hashlib
 import json
 import math
 import os
-import tempfile
 import time
 from typing import Callable, Optional
 
@@ -22,6 +21,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf import distribute
+from albert_tf.fileio import write_text_atomic
 
 BEST_CHECKPOINT = "model.ckpt-best"
 
@@ -59,14 +59,6 @@ class TrainResult:
     best: Optional[dict]
     eval_history: list
     train_history: dict = dataclasses.field(default_factory=dict)
-
-
-def _write_text_atomic(path, text):
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def format_results(results: dict) -> str:
@@ -206,8 +198,8 @@ class _Engine:
                 self.best = dict(results)
                 export = self.export_best_fn or _export_tf1
                 export(self.model, os.path.join(self.run.output_dir, BEST_CHECKPOINT), step)
-                _write_text_atomic(self._best_path(), json.dumps(self.best, indent=1, sort_keys=True))
-                _write_text_atomic(os.path.join(self.run.output_dir, "best_trial.txt"),
+                write_text_atomic(self._best_path(), json.dumps(self.best, indent=1, sort_keys=True))
+                write_text_atomic(os.path.join(self.run.output_dir, "best_trial.txt"),
                                    format_results(self.best))
                 logging.info("new best %s = %s at step %d", metric, results[metric], step)
 

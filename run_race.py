@@ -1,0 +1,36 @@
+"""Fine-tune ALBERT on RACE multiple-choice reading comprehension (Google's run_race.py flags)."""
+from absl import app, flags
+
+from albert_tf.finetuning_flags import define_finetuning_flags, options_from_flags
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("data_dir", None, "Folder that holds RACE/ ({train,dev,test}/{middle,high}/).")
+flags.DEFINE_integer("max_qa_length", 128, "Pieces kept (the last ones) of question + option.")
+flags.DEFINE_float("dropout_prob", 0.1, "Dropout on the pooled output before the choice scorer.")
+flags.DEFINE_bool("high_only", False, "Only the high-school questions.")
+flags.DEFINE_bool("middle_only", False, "Only the middle-school questions.")
+define_finetuning_flags(learning_rate=1e-5, train_step=12000, warmup_step=1000,
+                        save_checkpoints_steps=100, do_train=True, do_eval=True)
+
+
+def main(argv):
+    del argv
+    from albert_tf import distribute
+    from albert_tf.config import AlbertConfig
+    from albert_tf.data.encoding import TextEncoder
+    from albert_tf.finetuning import run_finetuning
+    from albert_tf.multiple_choice import RaceTask, race_model_fn
+    if not FLAGS.data_dir:
+        raise app.UsageError("--data_dir is required")
+    opts = options_from_flags(FLAGS)
+    strategy = distribute.strategy_from_flags(FLAGS)
+    encoder = TextEncoder.from_files(FLAGS.spm_model_file, FLAGS.vocab_file, FLAGS.do_lower_case)
+    task = RaceTask(FLAGS.data_dir, encoder, FLAGS.max_seq_length, FLAGS.cached_dir or FLAGS.output_dir,
+                    FLAGS.max_qa_length, FLAGS.high_only, FLAGS.middle_only)
+    config = AlbertConfig.from_json_file(FLAGS.albert_config_file)
+    run_finetuning(task, race_model_fn(config, FLAGS.dropout_prob), opts, strategy,
+                   do_train=FLAGS.do_train, do_eval=FLAGS.do_eval, do_predict=FLAGS.do_predict)
+
+
+if __name__ == "__main__":
+    app.run(main)
