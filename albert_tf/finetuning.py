@@ -121,6 +121,7 @@ def run_finetuning(task, model_fn: Callable, opts: FineTuningOptions, strategy=N
     from absl import logging
     if not (do_train or do_eval or do_predict or export_fn):
         raise ValueError("at least one of --do_train, --do_eval, --do_predict (or an export) is needed")
+    os.makedirs(opts.output_dir, exist_ok=True)
     results = {}
     if do_train:
         evaluate_fn = (lambda m: task.evaluate(m, opts.eval_batch_size)) if do_eval else None

@@ -12,6 +12,7 @@ import hashlib
 import json
 import math
 import os
+import shutil
 import time
 from typing import Callable, Optional
 
@@ -279,6 +280,8 @@ def train(model_fn: Callable[[], keras.Model], optimizer_fn: Callable[[], keras.
                         initial_epoch=initial_epoch, callbacks=callbacks,
                         verbose=run.verbose if chief else 0)
     logging.info("trained to step %d; weights sha256 %s", engine.step(), weights_fingerprint(model))
+    if not chief:  # a non-chief's checkpoints and summaries are only for the collectives
+        shutil.rmtree(write_dir, ignore_errors=True)
     return TrainResult(model, engine.step(), engine.best, engine.history, history.history)
 
 
