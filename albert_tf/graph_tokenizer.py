@@ -78,6 +78,16 @@ def _per_char(strings, table, op):
     return tf.strings.reduce_join(chars.with_flat_values(mapped), axis=-1)
 
 
+def _patch(strings, special_re, op, exact_op):
+    """op on every string, replaced by exact_op on the (usually no) strings matching special_re.
+
+    A gather/scatter rather than tf.cond: a lowered cond may run both branches' ops.
+    """
+    out = op(strings)
+    idx = tf.where(tf.strings.regex_full_match(strings, special_re))
+    return tf.tensor_scatter_nd_update(out, idx, exact_op(tf.gather_nd(strings, idx)))
+
+
 class GraphTokenizer(tf.Module):
     """Raw strings → ragged int32 ids, as FullTokenizer(spm_model_file).tokenize(preprocess_text).
 
@@ -122,7 +132,9 @@ class GraphTokenizer(tf.Module):
 
     def _build_text_tables(self):
         """Regexes of Python's whitespace / combining sets and the NFKD / lower overrides."""
-        self._ws_re = _char_class(chr(c) for c in tokenization.whitespace_codepoints()) + "+"
+        ws = [chr(c) for c in tokenization.whitespace_codepoints()]
+        # runs of 2+ whitespace, or one that is not a plain space (a lone " " stays as is)
+        self._ws_re = f"(?:{_char_class(ws)}){{2,}}|{_char_class(c for c in ws if c != ' ')}"
         self._comb_re = tokenization._ranges_to_class(tokenization.combining_codepoints())
         nfkd, lower = overrides("nfkd"), overrides("lower")
         self._nfkd_re = "(?s).*" + _char_class(nfkd) + ".*" if nfkd else None
@@ -145,27 +157,23 @@ class GraphTokenizer(tf.Module):
         return s
 
     def _nfkd(self, s):
-        """NFKD; per character with Python's result where TF's ICU differs, when needed."""
+        """NFKD; per character with Python's result for the strings where TF's ICU differs."""
         if self._nfkd_re is None:
             return tf_text.normalize_utf8(s, "NFKD")
-        special = tf.reduce_any(tf.strings.regex_full_match(s, self._nfkd_re))
-        return tf.cond(special,
-                       lambda: _per_char(s, self._nfkd_table,
-                                         lambda c: tf_text.normalize_utf8(c, "NFKD")),
-                       lambda: tf_text.normalize_utf8(s, "NFKD"))
+        return _patch(s, self._nfkd_re, lambda x: tf_text.normalize_utf8(x, "NFKD"),
+                      lambda x: _per_char(x, self._nfkd_table,
+                                          lambda c: tf_text.normalize_utf8(c, "NFKD")))
 
     def _lower(self, s):
-        """str.lower; per character (NUL, Unicode-version skew) only when a string needs it."""
-        special = tf.reduce_any(tf.strings.regex_full_match(s, self._lower_re))
-        return tf.cond(special,
-                       lambda: _per_char(s, self._lower_table,
-                                         lambda c: tf.strings.lower(c, encoding="utf-8")),
-                       lambda: tf.strings.lower(s, encoding="utf-8"))
+        """str.lower; per character (NUL, Unicode-version skew) for the strings that need it."""
+        lower = lambda x: tf.strings.lower(x, encoding="utf-8")
+        return _patch(s, self._lower_re, lower,
+                      lambda x: _per_char(x, self._lower_table, lower))
 
     # ----- tokenization
 
     def _fix_commas(self, ids):
-        """Google's comma-digit fix-up as a gather of replacement rows, skipped when unused."""
+        """Google's comma-digit fix-up as a gather of replacement rows ([id] for other ids)."""
         if not self._has_fix:
             return ids
         flat = ids.flat_values
