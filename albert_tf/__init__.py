@@ -20,9 +20,23 @@ _EXPORTS = {
     "AlbertConfig": "albert_tf.config",
     "AlbertModel": "albert_tf.modeling.models",
     "AlbertPretrainer": "albert_tf.modeling.models",
+    "AlbertClassifier": "albert_tf.modeling.tasks",
+    "AlbertMultipleChoice": "albert_tf.modeling.tasks",
+    "AlbertSquadV1": "albert_tf.modeling.squad",
+    "AlbertSquadV2": "albert_tf.modeling.squad",
     "load_original_checkpoint": "albert_tf.checkpoints",
     "save_original_checkpoint": "albert_tf.checkpoints",
     "FullTokenizer": "albert_tf.tokenization",
+    "preprocess_text": "albert_tf.tokenization",
+    "train_sentencepiece": "albert_tf.tokenization",
+    "GraphTokenizer": "albert_tf.graph_tokenizer",
+    "GraphTokenizerLayer": "albert_tf.graph_tokenizer",
+    "build_pretraining_data": "albert_tf.data.pretraining",
+    "create_optimizer": "albert_tf.optimization",
+    "WarmupPolynomialDecay": "albert_tf.optimization",
+    "AdamWeightDecay": "albert_tf.optimization",
+    "LAMB": "albert_tf.optimization",
+    "get_strategy": "albert_tf.distribute",
 }
 
 
