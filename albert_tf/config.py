@@ -5,7 +5,6 @@ import copy
 import dataclasses
 import json
 import os
-import tempfile
 from typing import Any
 
 ACTIVATIONS = ("gelu", "gelu_new", "gelu_exact", "relu", "tanh", "linear")
@@ -132,17 +131,8 @@ class AlbertConfig:
 
     def to_json_file(self, path: str | os.PathLike) -> None:
         """Write albert_config.json atomically (temp file, then rename)."""
-        path = os.fspath(path)
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".albert_config.", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(self.to_json_string())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.remove(tmp)
-            raise
+        from albert_tf.fileio import write_text_atomic
+        write_text_atomic(path, self.to_json_string())
 
     def replace(self, **changes) -> "AlbertConfig":
         """A copy with some fields changed (validated again)."""

@@ -25,6 +25,7 @@ from albert_tf import distribute
 from albert_tf.fileio import write_text_atomic
 
 BEST_CHECKPOINT = "model.ckpt-best"
+EVAL_HISTORY = "eval_history.json"  # every evaluation so far, across restarts
 
 
 @dataclasses.dataclass
@@ -165,6 +166,13 @@ class _Engine:
                 return json.load(f)
         return None
 
+    def _previous_history(self):
+        path = os.path.join(self.run.output_dir, EVAL_HISTORY)
+        if not os.path.exists(path):
+            return []
+        with open(path, encoding="utf-8") as f:
+            return [h for h in json.load(f) if h["global_step"] < self.history[-1]["global_step"]]
+
     def _is_better(self, value):
         if self.best is None:
             return True
@@ -191,6 +199,8 @@ class _Engine:
             return
         with open(os.path.join(self.run.output_dir, "eval_results.txt"), "a", encoding="utf-8") as f:
             f.write(format_results(results) + "\n")
+        write_text_atomic(os.path.join(self.run.output_dir, EVAL_HISTORY),
+                          json.dumps(self._previous_history() + [results], indent=1))
         metric = self.run.best_metric
         if metric is not None:
             if metric not in results:

@@ -149,3 +149,19 @@ def test_convert_cli(tmp_path, tiny_dir):
             "--output", str(tmp_path / "x.weights.h5"))
     assert r.returncode == 2 and "missing.weights.h5" in r.stderr
     assert not (tmp_path / "x.weights.h5").exists()
+
+
+@pytest.mark.parametrize("kind", ["classifier", "regression", "multiple_choice", "squad_v1", "squad_v2"])
+def test_task_models_round_trip_as_keras_files(kind, tmp_path, tiny_config):
+    from albert_tf import AlbertClassifier, AlbertMultipleChoice, AlbertSquadV1, AlbertSquadV2
+    model = {"classifier": lambda: AlbertClassifier(tiny_config, 3, dropout_prob=0.2),
+             "regression": lambda: AlbertClassifier(tiny_config, 1, is_regression=True),
+             "multiple_choice": lambda: AlbertMultipleChoice(tiny_config, num_choices=3),
+             "squad_v1": lambda: AlbertSquadV1(tiny_config),
+             "squad_v2": lambda: AlbertSquadV2(tiny_config, start_n_top=2, end_n_top=3)}[kind]()
+    path = tmp_path / f"{kind}.keras"
+    model.save(path)
+    loaded = keras.models.load_model(path)
+    assert type(loaded) is type(model) and loaded.get_config() == model.get_config()
+    for a, b in zip(model.weights, loaded.weights):
+        np.testing.assert_array_equal(a, b)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import tempfile
 from typing import Iterable, Iterator, List, Optional, Sequence, Union
 
 logger = logging.getLogger(__name__)
@@ -443,16 +442,5 @@ def write_submission(path: str, task_name: str, guids_or_indices: Iterable,
 
 def _atomic_write(path: str, text: str) -> None:
     """Write ``text`` so that readers see the old file or the whole new one."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".tsv")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    from albert_tf.fileio import write_text_atomic
+    write_text_atomic(path, text)

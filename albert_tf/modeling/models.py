@@ -32,13 +32,23 @@ def standardize_inputs(inputs):
     return input_ids, mask, segments
 
 
-def _dummy_inputs(config, batch=1, seq=2):
-    ids = ops.zeros((batch, seq), "int32")
-    return {"input_ids": ids, "input_mask": ops.ones_like(ids), "segment_ids": ids}
+class ConfigSerializable:
+    """Keras (de)serialisation for models built from an AlbertConfig plus a few arguments
+    (named by `_config_args`), so `.keras` files round-trip."""
+
+    _config_args = ()
+
+    def get_config(self):
+        extra = {name: getattr(self, name) for name in self._config_args}
+        return {"config": self.config.to_dict(), "name": self.name, **extra}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
-class AlbertModel(keras.Model):
+class AlbertModel(ConfigSerializable, keras.Model):
     """The ALBERT encoder: factorized embedding → shared Transformer → pooler.
 
     Call on a dict of int32 [B,T] `input_ids`, `input_mask`, `segment_ids`; returns a dict with
@@ -80,16 +90,10 @@ class AlbertModel(keras.Model):
         """The [V,E] word embedding layer (a ReversibleEmbedding)."""
         return self.embedding.word_embeddings
 
-    def get_config(self):
-        return {"config": self.config.to_dict(), "name": self.name}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
-class AlbertPretrainer(AlbertTaskModel):
+class AlbertPretrainer(ConfigSerializable, AlbertTaskModel):
     """ALBERT with its pretraining heads: masked-LM (tied decoder + own bias) and SOP.
 
     Inputs: those of AlbertModel plus int32 `masked_lm_positions` [B,P]. Outputs: those of
@@ -148,9 +152,3 @@ class AlbertPretrainer(AlbertTaskModel):
         return {**mlm_head_variable_map(self.mlm_head),
                 **pooled_head_variable_map(self.sop_head, "cls/seq_relationship")}
 
-    def get_config(self):
-        return {"config": self.config.to_dict(), "name": self.name}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)

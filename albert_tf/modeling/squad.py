@@ -10,7 +10,7 @@ from keras import ops
 
 from albert_tf.distribute import replica_mean
 from albert_tf.modeling.common import dense, initializer, layer_norm
-from albert_tf.modeling.models import AlbertModel, _as_config
+from albert_tf.modeling.models import AlbertModel, ConfigSerializable, _as_config
 from albert_tf.modeling.task import AlbertTaskModel
 
 NEG_INF = -1e30  # Google's p_mask adder for the v2 head
@@ -26,7 +26,7 @@ def _mean(values):
     return replica_mean(ops.sum(values), ops.cast(ops.shape(values)[0], "float32"))
 
 
-class _SquadBase(AlbertTaskModel):
+class _SquadBase(ConfigSerializable, AlbertTaskModel):
     def __init__(self, config, **kwargs):
         super().__init__(**kwargs)
         self.config = _as_config(config)
@@ -73,12 +73,6 @@ class AlbertSquadV1(_SquadBase):
         return {"cls/squad/output_weights": self.output_weights,
                 "cls/squad/output_bias": self.output_bias}
 
-    def get_config(self):
-        return {"config": self.config.to_dict(), "name": self.name}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
@@ -86,6 +80,8 @@ class AlbertSquadV2(_SquadBase):
     """Outputs at inference: `start_top_log_probs`, `start_top_index` [B,k],
     `end_top_log_probs`, `end_top_index` [B,k·k], `cls_logits` [B] (plus `start_log_probs`).
     Loss: 0.5·(start CE + end CE) + 0.5·sigmoid CE(cls_logits, is_impossible)."""
+
+    _config_args = ("start_n_top", "end_n_top", "dropout_prob")
 
     def __init__(self, config, start_n_top=5, end_n_top=5, dropout_prob=0.1, **kwargs):
         kwargs.setdefault("name", "albert_squad_v2")
@@ -183,10 +179,3 @@ class AlbertSquadV2(_SquadBase):
                 **d("answer_class/dense_0", self.answer_dense_0),
                 **d("answer_class/dense_1", self.answer_dense_1, bias=False)}
 
-    def get_config(self):
-        return {"config": self.config.to_dict(), "start_n_top": self.start_n_top,
-                "end_n_top": self.end_n_top, "dropout_prob": self.dropout_prob, "name": self.name}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)

@@ -9,7 +9,7 @@ from keras import ops
 
 from albert_tf.distribute import replica_mean
 from albert_tf.modeling.heads import PooledClassifierHead
-from albert_tf.modeling.models import AlbertModel, _as_config
+from albert_tf.modeling.models import AlbertModel, ConfigSerializable, _as_config
 from albert_tf.modeling.task import AlbertTaskModel
 
 
@@ -36,7 +36,7 @@ def _example_weights(features, n):
     return ops.ones((n,), "float32") if w is None else ops.reshape(ops.cast(w, "float32"), (-1,))
 
 
-class _PooledTaskModel(AlbertTaskModel):
+class _PooledTaskModel(ConfigSerializable, AlbertTaskModel):
     """AlbertModel + a PooledClassifierHead with Google's root-scope head names."""
 
     head_scope = ""
@@ -75,6 +75,8 @@ class AlbertClassifier(_PooledTaskModel):
     error with one output when `is_regression` (STS-B). Outputs `logits` and `probabilities`
     (classification) or `predictions` (regression)."""
 
+    _config_args = ("num_labels", "dropout_prob", "is_regression")
+
     def __init__(self, config, num_labels, dropout_prob=0.1, is_regression=False, **kwargs):
         kwargs.setdefault("name", "albert_classifier")
         if is_regression and num_labels != 1:
@@ -99,14 +101,6 @@ class AlbertClassifier(_PooledTaskModel):
             return diff * diff, diff * diff
         return softmax_nll_and_correct(outputs["logits"], labels)
 
-    def get_config(self):
-        return {"config": self.config.to_dict(), "num_labels": self.num_labels,
-                "dropout_prob": self.dropout_prob, "is_regression": self.is_regression,
-                "name": self.name}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
@@ -114,6 +108,8 @@ class AlbertMultipleChoice(_PooledTaskModel):
     """Scores each of `num_choices` [CLS] article [SEP] question-option [SEP] sequences with a
     dense [1,H] on its pooled output; softmax over the choices. Inputs are [B, C·L] (Google's
     flattened records) or [B, C, L]; outputs `logits` / `probabilities` [B, C]."""
+
+    _config_args = ("num_choices", "dropout_prob")
 
     def __init__(self, config, num_choices=4, dropout_prob=0.1, **kwargs):
         kwargs.setdefault("name", "albert_multiple_choice")
@@ -137,10 +133,3 @@ class AlbertMultipleChoice(_PooledTaskModel):
     def _per_example(self, features, labels, outputs):
         return softmax_nll_and_correct(outputs["logits"], ops.reshape(_labels(features, labels), (-1,)))
 
-    def get_config(self):
-        return {"config": self.config.to_dict(), "num_choices": self.num_choices,
-                "dropout_prob": self.dropout_prob, "name": self.name}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
