@@ -88,6 +88,20 @@ def test_multi_worker_pretraining(fixtures_dir, tmp_path):
     assert not any("worker1" in f for f in files)
 
 
+def test_multi_worker_classifier(fixtures_dir, data_dir, tmp_path):
+    out = tmp_path / "out"
+    tiny = fixtures_dir / "albert_tiny"
+    argv = [os.path.join(ROOT, "run_classifier.py"), "--strategy_type=multi_worker_mirrored",
+            "--task_name=mrpc", f"--data_dir={data_dir}", f"--albert_config_file={tiny / 'albert_config.json'}",
+            f"--init_checkpoint={tiny / 'model.ckpt-best'}", f"--spm_model_file={fixtures_dir / 'spm.model'}",
+            f"--output_dir={out}", "--max_seq_length=32", "--train_batch_size=8", "--train_step=4",
+            "--warmup_step=1", "--save_checkpoints_steps=4", "--do_train", "--learning_rate=1e-4"]
+    codes, logs = run_two_workers(argv, tmp_path)
+    assert codes == [0, 0], logs[0][-2000:] + logs[1][-2000:]
+    assert fingerprint(logs[0]) == fingerprint(logs[1])
+    assert "ckpt-4.index" in os.listdir(out)
+
+
 def test_tpu_without_tpu_fails_with_one_clear_message(fixtures_dir, tmp_path):
     with pytest.raises(ValueError, match="needs a reachable TPU"):
         distribute.get_strategy(use_tpu=True)
