@@ -16,8 +16,8 @@ from absl import logging
 from albert_tf.fileio import write_text_atomic
 
 DEMO = dict(vocab_size=3000, max_seq_length=128, max_predictions_per_seq=20, dupe_factor=8,
-            train_batch_size=16, eval_batch_size=32, num_train_steps=1600, num_warmup_steps=100,
-            save_checkpoints_steps=200, learning_rate=1e-2, optimizer="lamb", held_out_docs=8)
+            train_batch_size=16, eval_batch_size=32, num_train_steps=1000, num_warmup_steps=100,
+            save_checkpoints_steps=100, learning_rate=1e-2, optimizer="lamb", held_out_docs=8)
 DEMO_MODEL = dict(embedding_size=64, hidden_size=128, num_hidden_layers=4, num_hidden_groups=1,
                   num_attention_heads=4, intermediate_size=512, inner_group_num=1,
                   hidden_act="gelu", hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
