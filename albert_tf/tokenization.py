@@ -179,29 +179,24 @@ def _fix_pieces(info: _SpInfo, pieces: list) -> list:
             else:
                 out.append(p)
         return out
-    fix = info.fix_pieces
-    if not fix or fix.keys().isdisjoint(pieces):
-        return pieces
-    out = []
-    for p in pieces:
-        rep = fix.get(p)
-        if rep is None:
-            out.append(p)
-        else:
-            out.extend(rep)
-    return out
+    return _expand(pieces, info.fix_pieces)
 
 
 def _fix_ids(info: _SpInfo, ids: list) -> list:
     """The comma fix-up on ids of known pieces (caller ensures no unknown pieces)."""
-    fix = info.fix_ids
-    if not fix or fix.keys().isdisjoint(ids):
-        return ids
+    return _expand(ids, info.fix_ids)
+
+
+def _expand(items: list, table: dict) -> list:
+    """Each item replaced by its table entry (a list) where it has one; the input itself when
+    no item has one."""
+    if not table or table.keys().isdisjoint(items):
+        return items
     out = []
-    for i in ids:
-        rep = fix.get(i)
+    for item in items:
+        rep = table.get(item)
         if rep is None:
-            out.append(i)
+            out.append(item)
         else:
             out.extend(rep)
     return out
