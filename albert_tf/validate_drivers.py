@@ -39,6 +39,8 @@ def validate_finetuning(FLAGS, *, train_step_required=True):
     v.check_seq_length(FLAGS, config)
     v.check_tokenizer(FLAGS, config)
     v.check_checkpoint("init_checkpoint", FLAGS.init_checkpoint, config)
+    if not FLAGS.do_train:
+        v.check_has_checkpoint(FLAGS, "to evaluate, predict or export without --do_train")
     return config
 
 
@@ -192,6 +194,8 @@ def validate_pretraining(FLAGS):
                                       FLAGS.max_predictions_per_seq, config.vocab_size)
     v.check_checkpoint("init_checkpoint", FLAGS.init_checkpoint, config,
                        group0_fallback=FLAGS.init_from_group0)
+    if not FLAGS.do_train:
+        v.check_has_checkpoint(FLAGS, "for --do_eval without --do_train")
     return config
 
 
@@ -272,7 +276,8 @@ def validate_pretraining_data(FLAGS):
     except (FileNotFoundError, ValueError) as e:
         raise InputError(f"--input_file: {e}") from None
     for path in inputs:
-        v.check_utf8("input_file", path)
+        if not v.check_utf8("input_file", path):
+            raise InputError(f"--input_file: {path} holds only blank lines: no text to build from")
     outputs = split_output_files(FLAGS.output_file)
     for path in outputs:
         v.check_output_file("output_file", path)

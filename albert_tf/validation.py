@@ -113,17 +113,34 @@ def check_output_file(flag, path):
     check_output_dir(flag, os.path.dirname(os.path.abspath(path)))
 
 
-def check_utf8(flag, path):
-    """The whole file must decode as UTF-8; the error names the line."""
-    decoder, line = codecs.getincrementaldecoder("utf-8")(), 1
+def check_utf8(flag, path) -> bool:
+    """The whole file must decode as UTF-8; the error names the line. Returns whether the
+    file holds any non-blank text."""
+    decoder, line, has_text = codecs.getincrementaldecoder("utf-8")(), 1, False
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             try:
-                line += decoder.decode(chunk).count("\n")
+                text = decoder.decode(chunk)
             except UnicodeDecodeError as e:
                 line += chunk[:e.start].count(b"\n")
                 raise InputError(f"{path}:{line}: not UTF-8 text (byte {chunk[e.start]:#04x}; "
                                  f"given by --{flag})") from None
+            line += text.count("\n")
+            has_text = has_text or bool(text.strip())
+    return has_text
+
+
+def check_has_checkpoint(FLAGS, why):
+    """--init_checkpoint or a checkpoint in --output_dir must exist (no silent random weights)."""
+    import tensorflow as tf
+    if FLAGS.init_checkpoint:
+        return
+    out = FLAGS.output_dir
+    if os.path.isdir(out) and (tf.train.latest_checkpoint(out) or
+                               os.path.exists(os.path.join(out, "model.ckpt-best.index"))):
+        return
+    raise InputError(f"--init_checkpoint is required {why}: --output_dir {out} holds no "
+                     "checkpoint, and the model would be random")
 
 
 # ---- model files ------------------------------------------------------------------------------

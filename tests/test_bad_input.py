@@ -55,6 +55,8 @@ def files(tmp_path_factory, fixtures_dir, data_dir):
     f["bad_tfrecord"].write_bytes(os.urandom(256))
     f["empty"] = d / "empty.txt"
     f["empty"].write_text("")
+    f["blank"] = d / "blank.txt"
+    f["blank"].write_text("\n  \n\n")
     f["latin1"] = d / "latin1.txt"
     f["latin1"].write_bytes("A first sentence.\nCaf\xe9 au lait.\n".encode("latin-1"))
     sst = (data_dir / "SST-2" / "train.tsv").read_text().splitlines(keepends=True)
@@ -129,6 +131,8 @@ def classifier_cases(f):
         ("negative_lr", {"learning_rate": -1e-5}, "--learning_rate"),
         ("warmup_exceeds_steps", {"warmup_step": 5}, "--warmup_step=5"),
         ("nothing_to_do", {"do_train": False}, "nothing to do"),
+        ("eval_without_any_checkpoint", {"do_train": False, "do_eval": True, "init_checkpoint": None},
+         "--init_checkpoint is required to evaluate"),
         ("output_dir_is_file", {"output_dir": f["a_file"]}, "is a file"),
         ("missing_split", {"data_dir": f["glue_no_train"]}, "train.tsv"),
         ("short_row", {"data_dir": f["glue_short_row"]}, "train.tsv, line 3"),
@@ -192,6 +196,8 @@ def pretraining_cases(f):
          "does not fit checkpoint"),
         ("zero_lr", {"learning_rate": 0}, "--learning_rate"),
         ("nothing_to_do", {"do_train": False}, "nothing to do"),
+        ("eval_without_any_checkpoint", {"do_train": False, "do_eval": True},
+         "--init_checkpoint is required for --do_eval"),
         ("output_dir_is_file", {"output_dir": f["a_file"]}, "is a file"),
         ("no_config", {"albert_config_file": None}, "--albert_config_file is required"),
     ], base
@@ -207,6 +213,7 @@ def pretraining_data_cases(f):
         ("zero_dupe_factor", {"dupe_factor": 0}, "--dupe_factor=0"),
         ("input_missing", {"input_file": d / "none.txt"}, "--input_file"),
         ("input_empty", {"input_file": f["empty"]}, "empty"),
+        ("input_only_blank_lines", {"input_file": f["blank"]}, "only blank lines"),
         ("input_not_utf8", {"input_file": f["latin1"]}, "latin1.txt:2: not UTF-8"),
         ("no_tokenizer", {"spm_model_file": None}, "--spm_model_file is required"),
         ("spm_invalid", {"spm_model_file": f["not_spm"]}, "not a SentencePiece model"),
@@ -277,7 +284,9 @@ def run_batch(driver, cases, base, tmp_path):
         found += problems(case_id, result["code"], result["stderr"], expected)
         if snapshot(watch) != old:
             found.append(f"{case_id}: {watch} was created or changed")
-    assert sorted(os.listdir(tmp_path)) == ["cases.json", "results.json"], "a case wrote files"
+    written = sorted(set(os.listdir(tmp_path)) - {"cases.json", "results.json"})
+    if written:
+        found.append(f"cases wrote files: {written}")
     return found
 
 
@@ -318,3 +327,71 @@ def test_verbose_errors_keeps_the_traceback(files, tmp_path):
     assert r.returncode == 2
     assert "Traceback" in r.stderr and r.stderr.strip().splitlines()[-1].startswith("error: --masked_lm_prob")
     assert list(tmp_path.iterdir()) == []
+
+
+# ---- the library checks behind the drivers -------------------------------------------------------
+def test_config_typo_is_an_error_but_released_unused_keys_round_trip():
+    from albert_tf.config import AlbertConfig, KNOWN_UNUSED_KEYS
+    from albert_tf.errors import InputError
+    released = {"vocab_size": 30000, "hidden_size": 768, "num_attention_heads": 12,
+                "net_structure_type": 0, "gap_size": 0, "num_memory_blocks": 0, "layers_to_keep": []}
+    assert set(KNOWN_UNUSED_KEYS) <= set(released)
+    config = AlbertConfig.from_dict(released)
+    assert {k: config.to_dict()[k] for k in released} == released
+    with pytest.raises(InputError, match="unknown key 'hiden_size'; did you mean 'hidden_size'"):
+        AlbertConfig.from_dict({**released, "hiden_size": 768})
+
+
+@pytest.mark.parametrize("changes", [{}, {"num_hidden_groups": 2, "inner_group_num": 2},
+                                     {"sharing": "attention"}, {"sharing": "ffn"},
+                                     {"sharing": "none"}, {"embedding_size": 32}])
+def test_expected_shapes_are_those_of_the_built_model(changes, fixtures_dir):
+    """The config-only shape table equals the variables a built model has, for every layout."""
+    from albert_tf.checkpoints import encoder_variable_map, expected_encoder_shapes
+    from albert_tf.config import AlbertConfig
+    from albert_tf.modeling.models import AlbertModel
+    import numpy as np
+    config = AlbertConfig.from_json_file(fixtures_dir / "albert_tiny" / "albert_config.json").replace(**changes)
+    model = AlbertModel(config)
+    ids = np.zeros((1, 4), np.int32)
+    model({"input_ids": ids, "input_mask": ids + 1, "segment_ids": ids})
+    built = {name: list(var.shape) for name, var in encoder_variable_map(model).items()}
+    assert expected_encoder_shapes(config) == built
+
+
+def test_init_from_checkpoint_errors_and_report(fixtures_dir, tmp_path, caplog):
+    """A missing path and an object checkpoint without the encoder are InputErrors; a TF1 load
+    logs its report."""
+    import logging
+    import numpy as np
+    import tensorflow as tf
+    from albert_tf.config import AlbertConfig
+    from albert_tf.errors import InputError
+    from albert_tf.modeling.tasks import AlbertClassifier
+    from albert_tf.training import init_from_checkpoint
+    config = AlbertConfig.from_json_file(fixtures_dir / "albert_tiny" / "albert_config.json")
+    model = AlbertClassifier(config, 2, 0.1)
+    ids = np.zeros((1, 4), np.int32)
+    model({"input_ids": ids, "input_mask": ids + 1, "segment_ids": ids})
+    with pytest.raises(InputError, match="--init_checkpoint: TF checkpoint not found"):
+        init_from_checkpoint(model, tmp_path / "nothing")
+    partial = tf.train.Checkpoint(model=tf.train.Checkpoint(
+        albert=tf.train.Checkpoint(embedding=model.albert.embedding))).write(str(tmp_path / "partial"))
+    with pytest.raises(InputError, match=r"holds \d+ of the \d+ encoder variables"):
+        init_from_checkpoint(model, partial)
+    with caplog.at_level(logging.INFO):
+        report = init_from_checkpoint(model, fixtures_dir / "albert_tiny" / "model.ckpt-best")
+    assert "bert/embeddings/word_embeddings" in report.loaded
+    assert report.missing and not any(n.startswith("bert/") for n in report.missing)  # a new head
+    assert "loaded" in caplog.text and "missing" in caplog.text
+
+
+def test_random_init_warning(tmp_path, caplog):
+    """--do_train without --init_checkpoint (and nothing to resume) warns once; with one, not."""
+    import logging
+    from albert_tf.finetuning import FineTuningOptions, warn_if_random_init
+    with caplog.at_level(logging.WARNING):
+        assert warn_if_random_init(FineTuningOptions(output_dir=str(tmp_path)), do_train=True)
+    assert sum("random weights" in r.getMessage() for r in caplog.records) == 1
+    assert not warn_if_random_init(FineTuningOptions(output_dir=str(tmp_path), init_checkpoint="x"), True)
+    assert not warn_if_random_init(FineTuningOptions(output_dir=str(tmp_path)), do_train=False)
