@@ -222,8 +222,9 @@ def strategy_from_flags(FLAGS, *batch_flags):
     try:
         strategy = distribute.strategy_from_flags(FLAGS)
     except ValueError as e:
-        raise InputError(f"--strategy_type={'tpu' if FLAGS.use_tpu else FLAGS.strategy_type}: "
-                         f"{e}") from None
+        flag = "--use_tpu" if FLAGS.use_tpu else f"--strategy_type={FLAGS.strategy_type}"
+        message = str(e)
+        raise InputError(message if message.startswith("--") else f"{flag}: {message}") from None
     for name in batch_flags:
         check_divides(FLAGS, name, strategy.num_replicas_in_sync, "the replicas in sync")
     return strategy

@@ -51,6 +51,9 @@ def files(tmp_path_factory, fixtures_dir, data_dir):
     f["not_spm"].write_text("this is not a sentencepiece model\n")
     f["a_file"] = d / "a_file"
     f["a_file"].write_text("keep me\n")
+    f["existing_out"] = d / "existing_out"
+    f["existing_out"].mkdir()
+    (f["existing_out"] / "eval_results.txt").write_text("accuracy = 0.9\n")
     f["bad_tfrecord"] = d / "bad.tfrecord"
     f["bad_tfrecord"].write_bytes(os.urandom(256))
     f["empty"] = d / "empty.txt"
@@ -128,8 +131,11 @@ def classifier_cases(f):
          "vocab_size is 500"),
         ("seq_exceeds_positions", {"max_seq_length": 128}, "max_position_embeddings"),
         ("zero_batch", {"train_batch_size": 0}, "--train_batch_size=0"),
+        ("existing_output_dir_untouched", {"output_dir": f["existing_out"],
+                                           "data_dir": f["glue_short_row"]}, "line 3"),
         ("negative_lr", {"learning_rate": -1e-5}, "--learning_rate"),
         ("warmup_exceeds_steps", {"warmup_step": 5}, "--warmup_step=5"),
+        ("batch_vs_accumulation", {"gradient_accumulation_steps": 3}, "multiple of --gradient_accumulation_steps"),
         ("nothing_to_do", {"do_train": False}, "nothing to do"),
         ("eval_without_any_checkpoint", {"do_train": False, "do_eval": True, "init_checkpoint": None},
          "--init_checkpoint is required to evaluate"),
@@ -141,7 +147,7 @@ def classifier_cases(f):
         ("empty_split", {"data_dir": f["glue_empty"]}, "no examples"),
         ("unknown_flag", {"trian_step": 3}, "trian_step"),
         ("flag_wrong_type", {"train_step": "many"}, "--train_step"),
-        ("use_tpu_without_tpu", {"use_tpu": True}, "needs a reachable TPU"),
+        ("use_tpu_without_tpu", {"use_tpu": True}, "--use_tpu/--strategy_type=tpu needs a reachable TPU"),
     ], base
 
 
@@ -195,6 +201,7 @@ def pretraining_cases(f):
         ("ckpt_vs_config", {"albert_config_file": f["wide_config"], "init_checkpoint": f["ckpt"]},
          "does not fit checkpoint"),
         ("zero_lr", {"learning_rate": 0}, "--learning_rate"),
+        ("multi_worker_without_tf_config", {"strategy_type": "multi_worker_mirrored"}, "TF_CONFIG"),
         ("nothing_to_do", {"do_train": False}, "nothing to do"),
         ("eval_without_any_checkpoint", {"do_train": False, "do_eval": True},
          "--init_checkpoint is required for --do_eval"),
