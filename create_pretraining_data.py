@@ -51,10 +51,9 @@ def _log_progress(p: dict):
 
 def main(argv):
     del argv
-    from albert_tf.data.pretraining import build_pretraining_data, expand_input_files
-    if not FLAGS.spm_model_file and not FLAGS.vocab_file:
-        raise app.UsageError("give --spm_model_file (or --vocab_file for WordPiece)")
-    inputs = expand_input_files(FLAGS.input_file)
+    from albert_tf.validate_drivers import validate_pretraining_data
+    inputs = validate_pretraining_data(FLAGS)
+    from albert_tf.data.pretraining import build_pretraining_data
     logging.info("*** Reading from %d input files ***", len(inputs))
     for path in inputs:
         logging.info("  %s", path)
@@ -79,6 +78,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    flags.mark_flag_as_required("input_file")
-    flags.mark_flag_as_required("output_file")
-    app.run(main)
+    from albert_tf import cli
+    cli.run(main)

@@ -13,21 +13,22 @@ define_finetuning_flags()
 
 def main(argv):
     del argv
-    from albert_tf import distribute
+    from albert_tf import validation
+    from albert_tf.validate_drivers import preload_glue, validate_classifier
+    # the strategy first: MultiWorkerMirroredStrategy must precede any other TF op
+    strategy = validation.strategy_from_flags(FLAGS, "train_batch_size")
+    config = validate_classifier(FLAGS)
     from albert_tf.classification import GlueTask, TextEncoder, run_glue
-    from albert_tf.config import AlbertConfig
-    for name in ("data_dir", "task_name"):
-        if not FLAGS[name].value:
-            raise app.UsageError(f"--{name} is required")
     opts = options_from_flags(FLAGS)
-    strategy = distribute.strategy_from_flags(FLAGS)
     encoder = TextEncoder.from_files(FLAGS.spm_model_file, FLAGS.vocab_file, FLAGS.do_lower_case)
     task = GlueTask(FLAGS.task_name, FLAGS.data_dir, encoder, FLAGS.max_seq_length,
                     FLAGS.cached_dir or FLAGS.output_dir)
-    run_glue(AlbertConfig.from_json_file(FLAGS.albert_config_file), task, opts, strategy,
+    preload_glue(task, FLAGS)
+    run_glue(config, task, opts, strategy,
              do_train=FLAGS.do_train, do_eval=FLAGS.do_eval, do_predict=FLAGS.do_predict,
              dropout_prob=FLAGS.dropout_prob, export_dir=FLAGS.export_dir)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    from albert_tf import cli
+    cli.run(main)

@@ -42,16 +42,17 @@ def main(argv):
         from albert_tf.demo import run_demo
         run_demo(output_dir=FLAGS.output_dir or "demo_output")
         return
-    for name in ("albert_config_file", "input_file", "output_dir"):
-        if not FLAGS[name].value:
-            raise app.UsageError(f"--{name} is required (or give no flags at all to run the demo)")
-    from albert_tf.config import AlbertConfig
+    from albert_tf import validation
+    from albert_tf.validate_drivers import validate_pretraining
+    # the strategy first: MultiWorkerMirroredStrategy must precede any other TF op
+    strategy = validation.strategy_from_flags(FLAGS, "train_batch_size", "eval_batch_size")
+    config = validate_pretraining(FLAGS)
     from albert_tf.pretraining import PretrainingOptions, pretrain
-    strategy = distribute.strategy_from_flags(FLAGS)
     opts = PretrainingOptions(**{f: FLAGS[f].value for f in PretrainingOptions.__dataclass_fields__
                                  if f in FLAGS and f != "verbose"})
-    pretrain(AlbertConfig.from_json_file(FLAGS.albert_config_file), opts, strategy)
+    pretrain(config, opts, strategy)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    from albert_tf import cli
+    cli.run(main)

@@ -15,22 +15,23 @@ define_finetuning_flags(learning_rate=1e-5, train_step=12000, warmup_step=1000,
 
 def main(argv):
     del argv
-    from albert_tf import distribute
-    from albert_tf.config import AlbertConfig
+    from albert_tf import validation
+    from albert_tf.validate_drivers import preload_race, validate_race
+    # the strategy first: MultiWorkerMirroredStrategy must precede any other TF op
+    strategy = validation.strategy_from_flags(FLAGS, "train_batch_size")
+    config = validate_race(FLAGS)
     from albert_tf.data.encoding import TextEncoder
     from albert_tf.finetuning import run_finetuning
     from albert_tf.multiple_choice import RaceTask, race_model_fn
-    if not FLAGS.data_dir:
-        raise app.UsageError("--data_dir is required")
     opts = options_from_flags(FLAGS)
-    strategy = distribute.strategy_from_flags(FLAGS)
     encoder = TextEncoder.from_files(FLAGS.spm_model_file, FLAGS.vocab_file, FLAGS.do_lower_case)
     task = RaceTask(FLAGS.data_dir, encoder, FLAGS.max_seq_length, FLAGS.cached_dir or FLAGS.output_dir,
                     FLAGS.max_qa_length, FLAGS.high_only, FLAGS.middle_only)
-    config = AlbertConfig.from_json_file(FLAGS.albert_config_file)
+    preload_race(task, FLAGS)
     run_finetuning(task, race_model_fn(config, FLAGS.dropout_prob), opts, strategy,
                    do_train=FLAGS.do_train, do_eval=FLAGS.do_eval, do_predict=FLAGS.do_predict)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    from albert_tf import cli
+    cli.run(main)

@@ -27,13 +27,15 @@ define_finetuning_flags(max_seq_length=384, train_batch_size=32, learning_rate=5
 
 def main(argv):
     del argv
-    from albert_tf import distribute
-    from albert_tf.config import AlbertConfig
+    from albert_tf import validation
+    from albert_tf.validate_drivers import preload_squad, validate_squad
+    # the strategy first: MultiWorkerMirroredStrategy must precede any other TF op
+    strategy = validation.strategy_from_flags(FLAGS, "train_batch_size")
+    config = validate_squad(FLAGS)
     from albert_tf.finetuning import run_finetuning
     from albert_tf.span_extraction import SquadSettings, SquadTask, squad_model_fn
     from albert_tf.tokenization import FullTokenizer
-    if not FLAGS.spm_model_file:
-        raise app.UsageError("--spm_model_file is required: SQuAD maps pieces back to characters")
+    preload_squad(FLAGS)
     cache = FLAGS.cached_dir or os.path.dirname(FLAGS.train_feature_file or FLAGS.predict_feature_file
                                                 or "") or FLAGS.output_dir
     settings = SquadSettings(FLAGS.version_2_with_negative, FLAGS.max_seq_length, FLAGS.doc_stride,
@@ -51,11 +53,10 @@ def main(argv):
     FLAGS.train_step = FLAGS.train_step or 1
     FLAGS.warmup_step = FLAGS.warmup_step or 0
     opts = options_from_flags(FLAGS)
-    strategy = distribute.strategy_from_flags(FLAGS)
-    config = AlbertConfig.from_json_file(FLAGS.albert_config_file)
     run_finetuning(task, squad_model_fn(config, settings, FLAGS.dropout_prob), opts, strategy,
                    do_train=FLAGS.do_train, do_eval=FLAGS.do_eval, do_predict=FLAGS.do_predict)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    from albert_tf import cli
+    cli.run(main)

@@ -14,6 +14,8 @@ import tempfile
 import numpy as np
 import tensorflow as tf
 
+from albert_tf.errors import InputError
+
 # Variables of Google's checkpoints that are not model weights.
 _OPTIMIZER_SLOT = re.compile(r"/(adam_m|adam_v|lamb_m|lamb_v|Momentum|Adam|Adam_1)$")
 _NOT_WEIGHTS = re.compile(r"(^|/)(global_step|beta1_power|beta2_power|good_steps|loss_scale)$")
@@ -132,6 +134,77 @@ def resolve_checkpoint_path(path) -> str:
     return path
 
 
+def _name_prefix(shapes) -> str:
+    """'module/' for a TF-Hub export (no bert/ or cls/ names), else ''."""
+    if not any(n.startswith(("bert/", "cls/")) for n in shapes) and any(
+            n.startswith(_HUB_PREFIX) for n in shapes):
+        return _HUB_PREFIX
+    return ""
+
+
+def expected_encoder_shapes(config) -> dict:
+    """Google name → shape of every encoder variable a model of `config` has, computed from
+    the config alone (no model is built), for checking a checkpoint before any work."""
+    V, E, H, I = config.vocab_size, config.embedding_size, config.hidden_size, config.intermediate_size
+    shapes = {"bert/embeddings/word_embeddings": [V, E],
+              "bert/embeddings/token_type_embeddings": [config.type_vocab_size, E],
+              "bert/embeddings/position_embeddings": [config.max_position_embeddings, E],
+              "bert/embeddings/LayerNorm/gamma": [E], "bert/embeddings/LayerNorm/beta": [E],
+              "bert/pooler/dense/kernel": [H, H], "bert/pooler/dense/bias": [H]}
+    if E != H:
+        shapes.update({"bert/encoder/embedding_hidden_mapping_in/kernel": [E, H],
+                       "bert/encoder/embedding_hidden_mapping_in/bias": [H]})
+    layers = range(config.num_hidden_layers)
+    shared = {"attention": config.sharing in ("all", "attention"), "ffn": config.sharing in ("all", "ffn")}
+    blocks = {kind: sorted({config.group_of_layer(i) if shared[kind] else i for i in layers})
+              for kind in shared}
+    attention = {f"attention_1/{n}/{w}": s for n in ("self/query", "self/key", "self/value", "output/dense")
+                 for w, s in (("kernel", [H, H]), ("bias", [H]))}
+    attention.update({"LayerNorm/gamma": [H], "LayerNorm/beta": [H]})
+    ffn = {"ffn_1/intermediate/dense/kernel": [H, I], "ffn_1/intermediate/dense/bias": [I],
+           "ffn_1/intermediate/output/dense/kernel": [I, H], "ffn_1/intermediate/output/dense/bias": [H],
+           "LayerNorm_1/gamma": [H], "LayerNorm_1/beta": [H]}
+    for kind, names in (("attention", attention), ("ffn", ffn)):
+        for group in blocks[kind]:
+            for inner in range(config.inner_group_num):
+                p = f"bert/encoder/transformer/group_{group}/inner_group_{inner}"
+                shapes.update({f"{p}/{n}": s for n, s in names.items()})
+    return shapes
+
+
+def check_checkpoint_fits_config(config, ckpt_path, *, group0_fallback=False,
+                                 config_file="the config") -> str:
+    """Raise InputError when a Google TF1 checkpoint's encoder variables do not have the names
+    and shapes `config` gives them; returns the resolved path. Object checkpoints are checked
+    when they are loaded. Reads only the checkpoint's index, not its values."""
+    try:
+        path = resolve_checkpoint_path(ckpt_path)
+        shapes = tf.train.load_checkpoint(path).get_variable_to_shape_map()
+    except (tf.errors.OpError, ValueError) as e:
+        raise InputError(f"cannot read TF checkpoint {ckpt_path}: {e}") from None
+    if "_CHECKPOINTABLE_OBJECT_GRAPH" in shapes:
+        return path
+    prefix = _name_prefix(shapes)
+    missing = []
+    for name, shape in expected_encoder_shapes(config).items():
+        source = prefix + name
+        if source not in shapes and group0_fallback:
+            source = prefix + _group0_name(name)
+        if source not in shapes:
+            missing.append(name)
+        elif list(shapes[source]) != list(shape):
+            raise InputError(
+                f"{config_file} does not fit checkpoint {path}: {name} is {list(shapes[source])} "
+                f"in the checkpoint but {list(shape)} from the config (check vocab_size, "
+                "embedding_size, hidden_size, intermediate_size, max_position_embeddings)")
+    if missing:
+        raise InputError(
+            f"{config_file} does not fit checkpoint {path}: it lacks {len(missing)} encoder "
+            f"variables the config needs, e.g. {missing[0]} (check num_hidden_groups, "
+            "inner_group_num, num_hidden_layers, sharing, embedding_size)")
+    return path
+
+
 def _group0_name(name):
     """Google's init_from_group0 fallback: group_N → group_0 for a missing transformer variable."""
     return re.sub(r"/transformer/group_\d+/", "/transformer/group_0/", name)
@@ -150,10 +223,9 @@ def load_original_checkpoint(model, ckpt_path, *, require_encoder=True, group0_f
     try:
         reader = tf.train.load_checkpoint(path)
     except (tf.errors.OpError, ValueError) as e:
-        raise ValueError(f"cannot read TF checkpoint {path}: {e}") from None
+        raise InputError(f"cannot read TF checkpoint {path}: {e}") from None
     shapes = reader.get_variable_to_shape_map()
-    prefix = _HUB_PREFIX if not any(n.startswith(("bert/", "cls/")) for n in shapes) and any(
-        n.startswith(_HUB_PREFIX) for n in shapes) else ""
+    prefix = _name_prefix(shapes)
     ignored = sorted(n for n in shapes if _OPTIMIZER_SLOT.search(n) or _NOT_WEIGHTS.search(n))
     available = {n[len(prefix):]: n for n in shapes if n.startswith(prefix) and n not in ignored}
 
@@ -169,7 +241,7 @@ def load_original_checkpoint(model, ckpt_path, *, require_encoder=True, group0_f
             continue
         ckpt_shape = tuple(shapes[available[source]])
         if ckpt_shape != tuple(variable.shape):
-            raise ValueError(
+            raise InputError(
                 f"shape mismatch for {name}: checkpoint {path} has {list(ckpt_shape)}, the model "
                 f"(from its config) has {list(variable.shape)}; the config does not fit this checkpoint")
         values[name] = reader.get_tensor(available[source])
@@ -178,7 +250,7 @@ def load_original_checkpoint(model, ckpt_path, *, require_encoder=True, group0_f
     if require_encoder:
         encoder_missing = [n for n in missing if n.startswith("bert/")]
         if encoder_missing:
-            raise ValueError(
+            raise InputError(
                 f"checkpoint {path} lacks {len(encoder_missing)} encoder variables the model's "
                 f"config needs, e.g. {encoder_missing[0]}; the config does not fit this checkpoint "
                 "(check num_hidden_groups, inner_group_num, sharing, embedding_size)")

@@ -3,9 +3,16 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import difflib
 import json
 import os
 from typing import Any
+
+from albert_tf.errors import InputError
+
+# Keys of Google's released albert_config.json files that its model never reads: accepted and
+# round-tripped through `extra`, so a converted config still equals the released one.
+KNOWN_UNUSED_KEYS = ("net_structure_type", "gap_size", "num_memory_blocks", "layers_to_keep")
 
 ACTIVATIONS = ("gelu", "gelu_new", "gelu_exact", "relu", "tanh", "linear")
 SHARING = ("all", "attention", "ffn", "none")
@@ -18,7 +25,8 @@ class AlbertConfig:
     `sharing` selects the paper's Table 4 ablation: "all" (the released layout, composes with
     groups), "attention" (attention shared, FFN per layer), "ffn" (FFN shared, attention per
     layer) or "none" (Google writes this as num_hidden_groups == num_hidden_layers).
-    Keys of a released config that the model does not use are kept in `extra`.
+    Keys of a released config that the model does not use (KNOWN_UNUSED_KEYS) are kept in
+    `extra`; any other unknown key is an error (a typo would otherwise be silently ignored).
     """
 
     vocab_size: int
@@ -91,13 +99,16 @@ class AlbertConfig:
     # ---- (de)serialisation in Google's names ------------------------------------------------
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "AlbertConfig":
-        """Build from a dict in Google's key names; unknown keys are kept in `extra`."""
+        """Build from a dict in Google's key names; released-but-unused keys go to `extra`,
+        any other unknown key raises InputError with the closest known key."""
         if "vocab_size" not in d:
-            raise ValueError("AlbertConfig: the config has no 'vocab_size'")
+            raise InputError("AlbertConfig: the config has no 'vocab_size'")
         names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
         known = {k: v for k, v in d.items() if k in names}
         extra = {k: copy.deepcopy(v) for k, v in d.items() if k not in names and k != "extra"}
         extra.update(copy.deepcopy(d.get("extra", {})))
+        for key in extra:
+            _check_known_key(key, names)
         return cls(**known, extra=extra)
 
     def to_dict(self) -> dict[str, Any]:
@@ -117,14 +128,14 @@ class AlbertConfig:
                 data = json.load(f)
         except FileNotFoundError:
             raise FileNotFoundError(f"ALBERT config file not found: {path}") from None
-        except json.JSONDecodeError as e:
-            raise ValueError(f"ALBERT config file {path} is not valid JSON: {e}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise InputError(f"ALBERT config file {path} is not valid JSON: {e}") from None
         if not isinstance(data, dict):
-            raise ValueError(f"ALBERT config file {path} must hold a JSON object")
+            raise InputError(f"ALBERT config file {path} must hold a JSON object")
         try:
             return cls.from_dict(data)
         except (TypeError, ValueError) as e:
-            raise ValueError(f"ALBERT config file {path}: {e}") from None
+            raise InputError(f"ALBERT config file {path}: {e}") from None
 
     def to_json_string(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
@@ -153,6 +164,15 @@ class AlbertConfig:
     @staticmethod
     def presets() -> list[str]:
         return sorted(PRESETS)
+
+
+def _check_known_key(key: str, names) -> None:
+    """A key the model does not read must be one of Google's released-but-unused keys."""
+    if key in KNOWN_UNUSED_KEYS:
+        return
+    close = difflib.get_close_matches(key, sorted(names) + list(KNOWN_UNUSED_KEYS), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {sorted(names)}"
+    raise InputError(f"AlbertConfig: unknown key {key!r}{hint}")
 
 
 _SIZES = {  # hidden, layers, heads, intermediate

@@ -109,6 +109,17 @@ def finetune(model_fn: Callable, train_records: tuple, spec: dict, opts: FineTun
                           strategy, evaluate_fn=evaluate_fn, init_checkpoint=opts.init_checkpoint)
 
 
+def warn_if_random_init(opts: FineTuningOptions, do_train: bool) -> bool:
+    """One WARNING when training starts from random weights (no --init_checkpoint and nothing
+    to resume in output_dir): the classic "ALBERT gets 50% on SST-2" run. True if warned."""
+    from absl import logging
+    if not do_train or opts.init_checkpoint or tf.train.latest_checkpoint(opts.output_dir):
+        return False
+    logging.warning("--init_checkpoint is not set: training starts from random weights, not a "
+                    "pretrained ALBERT (pass the released model.ckpt-best to fine-tune it)")
+    return True
+
+
 def run_finetuning(task, model_fn: Callable, opts: FineTuningOptions, strategy=None, *,
                    do_train=False, do_eval=False, do_predict=False, export_fn=None) -> dict:
     """Google's fine-tuning flow for any task: train (evaluating each checkpoint on dev, the best
@@ -121,6 +132,7 @@ def run_finetuning(task, model_fn: Callable, opts: FineTuningOptions, strategy=N
     from absl import logging
     if not (do_train or do_eval or do_predict or export_fn):
         raise ValueError("at least one of --do_train, --do_eval, --do_predict (or an export) is needed")
+    warn_if_random_init(opts, do_train)
     os.makedirs(opts.output_dir, exist_ok=True)
     results = {}
     if do_train:

@@ -3,6 +3,7 @@ once here; each driver passes its own defaults."""
 from absl import flags
 
 from albert_tf import distribute
+from albert_tf.errors import InputError
 from albert_tf.finetuning import FineTuningOptions
 
 COMMON_DEFAULTS = dict(train_batch_size=32, eval_batch_size=8, predict_batch_size=8,
@@ -46,8 +47,8 @@ def options_from_flags(FLAGS) -> FineTuningOptions:
     """FineTuningOptions from the shared flags; required flags checked with one clear error."""
     for name in ("albert_config_file", "output_dir"):
         if not FLAGS[name].value:
-            raise ValueError(f"--{name} is required")
+            raise InputError(f"--{name} is required")
     if not (FLAGS.spm_model_file or FLAGS.vocab_file):
-        raise ValueError("one of --spm_model_file or --vocab_file is required")
+        raise InputError("one of --spm_model_file or --vocab_file is required")
     names = [f for f in FineTuningOptions.__dataclass_fields__ if f in FLAGS and f != "verbose"]
     return FineTuningOptions(**{f: FLAGS[f].value for f in names})

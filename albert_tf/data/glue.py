@@ -26,6 +26,8 @@ import logging
 import os
 from typing import Iterable, Iterator, List, Optional, Sequence, Union
 
+from albert_tf.errors import InputError
+
 logger = logging.getLogger(__name__)
 
 Label = Union[str, float, None]
@@ -41,7 +43,7 @@ class InputExample:
     label: Label = None
 
 
-class GlueFormatError(ValueError):
+class GlueFormatError(InputError):
     """A row of a GLUE file that cannot be read (names the file and line)."""
 
 
@@ -71,8 +73,13 @@ def iter_tsv(path: str) -> Iterator[tuple[int, List[str]]]:
     Splits on tab only (QUOTE_NONE), strips a UTF-8 BOM and LF/CRLF endings; a lone
     CR inside a field is kept, as csv with quoting disabled would not split on it.
     """
-    with open(path, "r", encoding="utf-8-sig", newline="\n") as f:
-        for lineno, line in enumerate(f, start=1):
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+            except UnicodeDecodeError as e:
+                raise GlueFormatError(f"{path}, line {lineno}: not UTF-8 text "
+                                      f"(byte {raw[e.start]:#04x} at column {e.start + 1})") from None
             line = line.rstrip("\n")
             if line.endswith("\r"):
                 line = line[:-1]

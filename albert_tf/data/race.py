@@ -21,13 +21,15 @@ import os
 import re
 from typing import Iterator, List, Optional, Sequence, Tuple, Union
 
+from albert_tf.errors import InputError
+
 LEVELS = ("middle", "high")
 NUM_CHOICES = 4
 ANSWER_LETTERS = "ABCD"
 ALL_TXT = "all.txt"
 
 
-class RaceFormatError(ValueError):
+class RaceFormatError(InputError):
     """A RACE file that cannot be read (names the file)."""
 
 
@@ -70,17 +72,27 @@ def _iter_passages(folder: str) -> Iterator[Tuple[str, dict]]:
     """Yield (source description, passage dict) for one split/level folder."""
     all_txt = os.path.join(folder, ALL_TXT)
     if os.path.isfile(all_txt):
-        with open(all_txt, "r", encoding="utf-8") as f:
+        with open(all_txt, "rb") as f:
             for lineno, line in enumerate(f, start=1):
+                where = f"{all_txt}, line {lineno}"
+                line = _utf8(line, where)
                 if line.strip():
-                    where = f"{all_txt}, line {lineno}"
                     yield where, _parse_json(line, where)
         return
     names = sorted((n for n in os.listdir(folder) if n.endswith(".txt")), key=_natural_key)
     for name in names:
         path = os.path.join(folder, name)
-        with open(path, "r", encoding="utf-8") as f:
-            yield path, _parse_json(f.read(), path)
+        with open(path, "rb") as f:
+            yield path, _parse_json(_utf8(f.read(), path), path)
+
+
+def _utf8(data: bytes, where: str) -> str:
+    """Decoded text, or a RaceFormatError naming the file (and line) that is not UTF-8."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise RaceFormatError(f"{where}: not UTF-8 text (byte {data[e.start]:#04x} at offset "
+                              f"{e.start})") from None
 
 
 def _parse_json(text: str, where: str) -> dict:

@@ -40,6 +40,8 @@ import os
 import unicodedata
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from albert_tf.errors import InputError
+
 logger = logging.getLogger(__name__)
 
 UNIQUE_ID_START = 1000000000
@@ -70,19 +72,22 @@ class SquadExample:
 
 
 def _field(obj, name, path, where):
-    """obj[name], or a ValueError naming the file and the place it is missing."""
+    """obj[name], or an InputError naming the file and the place it is missing."""
     if not isinstance(obj, dict) or name not in obj:
-        raise ValueError(f"{path}: {where}: missing field {name!r}")
+        raise InputError(f"{path}: {where}: missing field {name!r}")
     return obj[name]
 
 
 def _load_json(path):
-    """The parsed JSON file, or a ValueError that names it."""
+    """The parsed JSON file, or an InputError that names it (truncated, not UTF-8)."""
     try:
         with open(path, encoding="utf-8") as f:
             return json.load(f)
     except json.JSONDecodeError as err:
-        raise ValueError(f"{path}: not valid JSON ({err})") from err
+        raise InputError(f"{path}: not valid JSON ({err}); is the file complete?") from None
+    except UnicodeDecodeError as err:
+        raise InputError(f"{path}: not UTF-8 text (byte {err.object[err.start]:#04x} at "
+                         f"offset {err.start})") from None
 
 
 def _example_from_qa(qa, context, path, where, is_training, v2):
@@ -98,7 +103,7 @@ def _example_from_qa(qa, context, path, where, is_training, v2):
     text, start = "", -1
     if is_training and not is_impossible:
         if not answers:
-            raise ValueError(f"{path}: {where}: a training question needs an answer "
+            raise InputError(f"{path}: {where}: a training question needs an answer "
                              "(or is_impossible=true with --version_2_with_negative)")
         text = golds[0]
         start = int(_field(answers[0], "answer_start", path, where + " answer"))
