@@ -9,6 +9,7 @@ the reference); docs/tokenization.md lists the few inputs where it cannot.
 from __future__ import annotations
 
 import functools
+import os
 import unicodedata
 
 import tensorflow as tf
@@ -107,6 +108,7 @@ class GraphTokenizer(tf.Module):
         self.pad_id, self.unk_id = py.pad_id, py.unk_id
         self.cls_id, self.sep_id, self.mask_id = py.cls_id, py.sep_id, py.mask_id
         proto = py.sp_model.serialized_model_proto()
+        self.model_proto = proto  # the SentencePiece model's bytes, for saving with a model
         self.sample = bool(sample)
         if sample:
             self._sp = tf_text.SentencepieceTokenizer(
@@ -228,25 +230,62 @@ except ImportError:  # pragma: no cover
     keras = None
 
 if keras is not None:
+    @keras.saving.register_keras_serializable(package="albert_tf")
     class GraphTokenizerLayer(keras.layers.Layer):
-        """Keras layer: raw strings → packed features (or ragged ids when max_seq_length is None)."""
+        """Keras layer: raw strings → packed features (or ragged ids when max_seq_length is None).
 
-        def __init__(self, spm_model_file, do_lower_case=True, max_seq_length=None, **kwargs):
-            super().__init__(trainable=False, dtype="string", **kwargs)
-            self.spm_model_file = str(spm_model_file)
+        A `.keras` file stores the SentencePiece model's bytes (an asset), not its path, so it
+        loads in another folder or machine; a layer rebuilt from its config alone gets its
+        model from `load_assets`.
+        """
+
+        ASSET_NAME = "spm.model"
+
+        def __init__(self, spm_model_file=None, do_lower_case=True, max_seq_length=None,
+                     **kwargs):
+            kwargs.update(trainable=False, dtype="string")  # a saved config carries both
+            super().__init__(**kwargs)
             self.do_lower_case = do_lower_case
             self.max_seq_length = max_seq_length
-            self.tokenizer = GraphTokenizer(self.spm_model_file, do_lower_case=do_lower_case)
+            self.tokenizer = None
+            if spm_model_file is not None:
+                self._use_model(spm_model_file)
+
+        def _use_model(self, spm_model_file):
+            self.tokenizer = GraphTokenizer(str(spm_model_file), do_lower_case=self.do_lower_case)
 
         def call(self, text_a, text_b=None):
             """Tokenizes (and packs, when max_seq_length is set) one or two string tensors."""
+            if self.tokenizer is None:
+                raise ValueError(f"GraphTokenizerLayer {self.name!r} has no SentencePiece model: "
+                                 "pass spm_model_file, or load it from a .keras file")
             if self.max_seq_length is None:
                 return self.tokenizer.tokenize(text_a)
             return self.tokenizer.encode(text_a, text_b, self.max_seq_length)
 
+        def compute_output_spec(self, text_a, text_b=None):
+            """Output shapes without the model (a functional model is rebuilt before its
+            assets load): ragged int32 ids [..., (pieces)], or a dict of int32 [..., length]."""
+            shape = tuple(text_a.shape)
+            if self.max_seq_length is None:
+                return keras.KerasTensor(shape + (None,), "int32", ragged=True)
+            return {name: keras.KerasTensor(shape + (self.max_seq_length,), "int32")
+                    for name in ("input_ids", "input_mask", "segment_ids")}
+
         def get_config(self):
-            """Constructor arguments, for Keras serialisation."""
+            """Constructor arguments, for Keras serialisation (the model itself is an asset)."""
             config = super().get_config()
-            config.update(spm_model_file=self.spm_model_file, do_lower_case=self.do_lower_case,
-                          max_seq_length=self.max_seq_length)
+            config.update(do_lower_case=self.do_lower_case, max_seq_length=self.max_seq_length)
             return config
+
+        def save_assets(self, dir_path):
+            """Writes the SentencePiece model's bytes into the saved file's assets."""
+            if self.tokenizer is None:
+                raise ValueError(f"GraphTokenizerLayer {self.name!r} has no SentencePiece model "
+                                 "to save")
+            with open(os.path.join(dir_path, self.ASSET_NAME), "wb") as f:
+                f.write(self.tokenizer.model_proto)
+
+        def load_assets(self, dir_path):
+            """Builds the tokenizer from the SentencePiece model saved by `save_assets`."""
+            self._use_model(os.path.join(dir_path, self.ASSET_NAME))

@@ -26,8 +26,9 @@ import json
 import os
 import re
 import string
-import tempfile
 from typing import Dict, List, Mapping, Optional
+
+from albert_tf.fileio import write_text_atomic
 
 _PUNCT = frozenset(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -218,19 +219,7 @@ def _has_answer(golds: List[str]) -> bool:
 # ----------------------------------------------------------------------------- output
 def write_eval_results(path, metrics: Mapping) -> str:
     """Write ``key = value`` lines, sorted by key (Google's eval_results.txt), atomically."""
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for key in sorted(metrics):
-                f.write(f"{key} = {metrics[key]}\n")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return path
+    return write_text_atomic(path, "".join(f"{key} = {metrics[key]}\n" for key in sorted(metrics)))
 
 
 def evaluate_files(data_file, prediction_file, na_prob_file=None, version_2_with_negative=False):

@@ -23,12 +23,12 @@ from __future__ import annotations
 import collections
 import json
 import os
-import tempfile
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
 from albert_tf import squad_eval
+from albert_tf.fileio import write_text_atomic
 
 V1_OUTPUTS = ("start_logits", "end_logits")
 V2_OUTPUTS = ("start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index",
@@ -237,18 +237,7 @@ def find_best_null_threshold(gold: Mapping[str, List[str]], predictions: Mapping
 # ----------------------------------------------------------------------------- files
 def _write_json(path: str, obj) -> str:
     """Write JSON to a temporary file beside `path`, then rename it into place."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(obj, f, indent=4, ensure_ascii=False)
-            f.write("\n")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return path
+    return write_text_atomic(path, json.dumps(obj, indent=4, ensure_ascii=False) + "\n")
 
 
 def write_predictions(output_dir, predictions: Mapping[str, str], nbest: Mapping[str, list],

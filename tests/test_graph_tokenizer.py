@@ -157,3 +157,31 @@ def test_sampling_in_graph(py):
         assert "".join(py.convert_ids_to_tokens(ids)).replace("\u2581", " ").strip() == text
         seen.add(tuple(ids))
     assert len(seen) > 1
+
+
+def test_keras_layer_reloads_with_its_own_model(graph, tmp_path):
+    import shutil
+    import keras
+    (tmp_path / "a").mkdir()
+    spm = shutil.copy(MODEL, tmp_path / "a" / "spm.model")
+    text = keras.Input(shape=(), dtype="string")
+    packed = GraphTokenizerLayer(spm, max_seq_length=24, name="packed")(text)
+    cased = GraphTokenizerLayer(spm, do_lower_case=False, name="cased")(text)
+    model = keras.Model(text, {**packed, "cased_ids": cased})
+    texts = tf.constant([c["text"] for c in CASES])
+    want = model(texts)
+    model.save(tmp_path / "a" / "m.keras")
+    (tmp_path / "b").mkdir()
+    shutil.move(tmp_path / "a" / "m.keras", tmp_path / "b" / "m.keras")
+    shutil.rmtree(tmp_path / "a")  # the original SentencePiece file is gone
+    loaded = keras.models.load_model(tmp_path / "b" / "m.keras")
+    assert str(tmp_path) not in json.dumps(loaded.get_layer("packed").get_config())
+    got = loaded(texts)
+    for key in ("input_ids", "input_mask", "segment_ids"):
+        np.testing.assert_array_equal(got[key].numpy(), want[key].numpy())
+    assert got["cased_ids"].to_list() == want["cased_ids"].to_list()
+    np.testing.assert_array_equal(got["input_ids"], graph.encode(texts, None, 24)["input_ids"])
+    cased = GraphTokenizer(MODEL, do_lower_case=False)(texts).to_list()
+    assert got["cased_ids"].to_list() == cased != graph(texts).to_list()
+    with pytest.raises(ValueError, match="no SentencePiece model"):
+        GraphTokenizerLayer.from_config(loaded.get_layer("packed").get_config())(texts)

@@ -8,11 +8,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from typing import Callable, Iterable
 
 import numpy as np
 import tensorflow as tf
+
+from albert_tf.fileio import atomic_path, write_text_atomic
 
 
 def _feature(kind, values):
@@ -39,21 +40,12 @@ def serialize(record: dict, spec: dict) -> bytes:
 
 def write_records(path, records: Iterable[dict], spec: dict) -> int:
     """Write records to `path` under a temporary name, renamed only when complete; returns count."""
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=directory)
-    os.close(fd)
     count = 0
-    try:
+    with atomic_path(path) as tmp:
         with tf.io.TFRecordWriter(tmp) as writer:
             for record in records:
                 writer.write(serialize(record, spec))
                 count += 1
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
     return count
 
 
@@ -100,8 +92,6 @@ def cached_records(cache_dir, name: str, params: dict, spec: dict,
         with open(meta, encoding="utf-8") as f:
             return path, json.load(f)["num_records"]
     count = write_records(path, make_records(), spec)
-    fd, tmp = tempfile.mkstemp(prefix=".meta.", dir=os.path.dirname(os.path.abspath(path)))
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump({"params": params, "num_records": count}, f, indent=1, sort_keys=True, default=str)
-    os.replace(tmp, meta)
+    write_text_atomic(meta, json.dumps({"params": params, "num_records": count}, indent=1,
+                                       sort_keys=True, default=str))
     return path, count

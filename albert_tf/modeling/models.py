@@ -1,5 +1,6 @@
 """Keras models: the ALBERT encoder (`AlbertModel`) and the MLM + SOP pretrainer."""
 import keras
+import tensorflow as tf
 from keras import ops
 
 from albert_tf.config import AlbertConfig
@@ -47,8 +48,58 @@ class ConfigSerializable:
         return cls(**config)
 
 
+def flat_outputs(outputs):
+    """The model's output dict with each list of tensors spread to `name_0`, `name_1`...
+    (SavedModel and LiteRT signatures take only a flat dict of tensors)."""
+    flat = {}
+    for name, value in outputs.items():
+        if isinstance(value, (list, tuple)):
+            flat.update({f"{name}_{i}": v for i, v in enumerate(value)})
+        else:
+            flat[name] = value
+    return flat
+
+
+class _ServingModel(keras.Model):
+    """What `export` writes: the wrapped model's call, outputs flattened by `flat_outputs`."""
+
+    def __init__(self, model):
+        super().__init__(name=f"{model.name}_serving")
+        self.model = model
+        self.built = True
+
+    def call(self, inputs, training=None):
+        return flat_outputs(self.model(inputs, training=training))
+
+
+class ServingSignature:
+    """`model.export(path)` (SavedModel or LiteRT) with no hand-written input_signature.
+
+    The models create their variables in `__init__` (so checkpoints load, weights count and
+    variables are placed under a strategy scope before any call), so Keras never records the
+    input shapes it would infer a signature from, and would guess float inputs anyway. Each
+    model names its int32 [batch, length] features in `_serving_features` instead.
+    """
+
+    _serving_features = ("input_ids", "input_mask", "segment_ids")
+
+    def serving_input_signature(self):
+        """[dict of int32 tf.TensorSpec [None, None]]: one positional argument, a feature dict."""
+        return [{name: tf.TensorSpec([None, None], tf.int32, name=name)
+                 for name in self._serving_features}]
+
+    def export(self, filepath, format="tf_saved_model", verbose=None, input_signature=None,
+               **kwargs):
+        """keras.Model.export of the call with flat outputs (`flat_outputs`), with
+        `serving_input_signature()` when no input_signature is given."""
+        if input_signature is None:
+            input_signature = self.serving_input_signature()
+        return keras.Model.export(_ServingModel(self), filepath, format=format, verbose=verbose,
+                                  input_signature=input_signature, **kwargs)
+
+
 @keras.saving.register_keras_serializable(package="albert_tf")
-class AlbertModel(ConfigSerializable, keras.Model):
+class AlbertModel(ConfigSerializable, ServingSignature, keras.Model):
     """The ALBERT encoder: factorized embedding → shared Transformer → pooler.
 
     Call on a dict of int32 [B,T] `input_ids`, `input_mask`, `segment_ids`; returns a dict with
@@ -93,7 +144,7 @@ class AlbertModel(ConfigSerializable, keras.Model):
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
-class AlbertPretrainer(ConfigSerializable, AlbertTaskModel):
+class AlbertPretrainer(ConfigSerializable, ServingSignature, AlbertTaskModel):
     """ALBERT with its pretraining heads: masked-LM (tied decoder + own bias) and SOP.
 
     Inputs: those of AlbertModel plus int32 `masked_lm_positions` [B,P]. Outputs: those of
@@ -101,6 +152,8 @@ class AlbertPretrainer(ConfigSerializable, AlbertTaskModel):
     MLM + SOP from the features `masked_lm_ids`, `masked_lm_weights`, `next_sentence_labels`,
     so `compile(optimizer)` + `fit(dataset)` pretrain it; metrics are Google's eval metrics.
     """
+
+    _serving_features = ServingSignature._serving_features + ("masked_lm_positions",)
 
     def __init__(self, config, **kwargs):
         kwargs.setdefault("name", "albert_pretrainer")

@@ -10,7 +10,8 @@ from keras import ops
 
 from albert_tf.distribute import replica_mean
 from albert_tf.modeling.common import dense, initializer, layer_norm
-from albert_tf.modeling.models import AlbertModel, ConfigSerializable, _as_config
+from albert_tf.modeling.models import (AlbertModel, ConfigSerializable, ServingSignature,
+                                       _as_config)
 from albert_tf.modeling.task import AlbertTaskModel
 
 NEG_INF = -1e30  # Google's p_mask adder for the v2 head
@@ -26,7 +27,7 @@ def _mean(values):
     return replica_mean(ops.sum(values), ops.cast(ops.shape(values)[0], "float32"))
 
 
-class _SquadBase(ConfigSerializable, AlbertTaskModel):
+class _SquadBase(ConfigSerializable, ServingSignature, AlbertTaskModel):
     def __init__(self, config, **kwargs):
         super().__init__(**kwargs)
         self.config = _as_config(config)
@@ -82,6 +83,7 @@ class AlbertSquadV2(_SquadBase):
     Loss: 0.5·(start CE + end CE) + 0.5·sigmoid CE(cls_logits, is_impossible)."""
 
     _config_args = ("start_n_top", "end_n_top", "dropout_prob")
+    _serving_features = ServingSignature._serving_features + ("p_mask",)
 
     def __init__(self, config, start_n_top=5, end_n_top=5, dropout_prob=0.1, **kwargs):
         kwargs.setdefault("name", "albert_squad_v2")

@@ -9,7 +9,8 @@ from keras import ops
 
 from albert_tf.distribute import replica_mean
 from albert_tf.modeling.heads import PooledClassifierHead
-from albert_tf.modeling.models import AlbertModel, ConfigSerializable, _as_config
+from albert_tf.modeling.models import (AlbertModel, ConfigSerializable, ServingSignature,
+                                       _as_config)
 from albert_tf.modeling.task import AlbertTaskModel
 
 
@@ -36,7 +37,7 @@ def _example_weights(features, n):
     return ops.ones((n,), "float32") if w is None else ops.reshape(ops.cast(w, "float32"), (-1,))
 
 
-class _PooledTaskModel(ConfigSerializable, AlbertTaskModel):
+class _PooledTaskModel(ConfigSerializable, ServingSignature, AlbertTaskModel):
     """AlbertModel + a PooledClassifierHead with Google's root-scope head names."""
 
     head_scope = ""
@@ -124,7 +125,8 @@ class AlbertMultipleChoice(_PooledTaskModel):
         for key in ("input_ids", "input_mask", "segment_ids"):
             if key in inputs:
                 x = inputs[key]
-                seq = x.shape[-1] if len(x.shape) == 3 else x.shape[-1] // c
+                length = x.shape[-1] if x.shape[-1] is not None else ops.shape(x)[-1]
+                seq = length if len(x.shape) == 3 else length // c
                 flat[key] = ops.reshape(x, (-1, seq))
         pooled = self.albert(flat, training=training)["pooled_output"]
         logits = ops.reshape(self.classifier(pooled, training=training), (-1, c))

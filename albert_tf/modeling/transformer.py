@@ -14,8 +14,9 @@ from albert_tf.modeling.common import dense, layer_norm
 
 def attention_mask_adder(input_mask, dtype):
     """[B,T] 0/1 mask → [B,1,1,T] adder: 0 for real keys, -10000 for padding (Google's value)."""
-    mask = ops.cast(input_mask, dtype)
-    return (1.0 - mask[:, None, None, :]) * -10000.0
+    # a reshape, not mask[:, None, None, :]: LiteRT has no built-in op for a new-axis slice
+    mask = ops.reshape(ops.cast(input_mask, dtype), (ops.shape(input_mask)[0], 1, 1, -1))
+    return (1.0 - mask) * -10000.0
 
 
 class AttentionSublayer(keras.layers.Layer):
