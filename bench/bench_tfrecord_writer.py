@@ -8,7 +8,8 @@ record to a `tf.io.TFRecordWriter` and returns b"". Variants:
 
   a  ExampleEncoder.encode + frame_records (the current path)
   b  a new tf.train.Example per instance (Google's layout) + TFRecordWriter.write
-  c  one tf.train.Example template whose value lists are overwritten + TFRecordWriter
+  c  one tf.train.Example template whose value lists are overwritten, serialised with
+     deterministic=True (sorted map keys) + TFRecordWriter
   d  ExampleEncoder.encode + TFRecordWriter (hand-written bytes, TensorFlow's CRC)
 
 For each max_seq_length it times, alternating the variants and rotating their order in
@@ -24,6 +25,7 @@ would, with its import time and peak RSS. Prints tables and one JSON line at the
 """
 import argparse
 import contextlib
+import hashlib
 import json
 import os
 import pathlib
@@ -46,7 +48,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 VARIANTS = {
     "a": "hand-written encoder + frame_records (current)",
     "b": "tf.train.Example per instance + TFRecordWriter",
-    "c": "tf.train.Example template, mutated + TFRecordWriter",
+    "c": "tf.train.Example template, deterministic + TFRecordWriter",
     "d": "hand-written encoder + TFRecordWriter",
 }
 USES_TF = {"a": False, "b": True, "c": True, "d": True}
@@ -86,7 +88,11 @@ class TFExampleEncoder:
 
 
 class TFTemplateEncoder:
-    """(c) One Example built once; each encode overwrites its eight value lists."""
+    """(c) One Example built once; each encode overwrites its eight value lists.
+
+    deterministic=True sorts the map keys: upb's default map order differs between
+    processes, which would break the builder's byte-identical output for a seed.
+    """
 
     def __init__(self, max_seq_length: int, max_predictions_per_seq: int, vocab_size: int):
         import tensorflow as tf
@@ -100,7 +106,7 @@ class TFTemplateEncoder:
     def encode(self, inst) -> bytes:
         for target, values in zip(self.lists, google_features(inst, self.L, self.P)):
             target[:] = values
-        return self.example.SerializeToString()
+        return self.example.SerializeToString(deterministic=True)
 
 
 class NullEncoder:
@@ -296,7 +302,8 @@ def worker_child(variant: str, job_file: str, out_path: str):
     with open(job_file, "rb") as f:
         job = pickle.load(f)
     r = run_round(variant, job, out_path)
-    print(json.dumps({**base, **tf_import, "rss_after_imports": after,
+    digest = hashlib.sha256(pathlib.Path(out_path).read_bytes()).hexdigest()
+    print(json.dumps({**base, **tf_import, "rss_after_imports": after, "sha256": digest,
                       "round_s": r["wall"], "round_cpu": r["cpu"],
                       "instances": r["instances"], "peak_rss": _peak_rss(),
                       "tf_loaded": "tensorflow" in sys.modules}))
@@ -330,10 +337,11 @@ def time_workers(job: dict, variants: list, repeats: int, tmp: str) -> dict:
             results[v].append(json.loads(proc.stdout.strip().splitlines()[-1]))
     summary = {}
     for v, rs in results.items():
-        keys = [k for k in rs[0] if k not in ("instances", "tf_loaded")]
+        keys = [k for k in rs[0] if k not in ("instances", "tf_loaded", "sha256")]
         summary[v] = {k: statistics.median(r[k] for r in rs) for k in keys}
         summary[v]["instances"] = rs[0]["instances"]
         summary[v]["tf_loaded"] = rs[0]["tf_loaded"]
+        summary[v]["same_bytes_every_process"] = len({r["sha256"] for r in rs}) == 1
         total = [r["import_s"] + r["tf_import_s"] + r["round_s"] for r in rs]
         total_cpu = [r["import_cpu"] + r["tf_import_cpu"] + r["round_cpu"] for r in rs]
         summary[v]["total_s"] = spread(total)
@@ -356,11 +364,11 @@ def print_seq_table(seq: int, res: dict, variants: list):
     make = runs["make/null"]
     print(f"  instance making alone (all variants): wall {_fmt(make['wall'])}  "
           f"cpu {_fmt(make['cpu'])}")
-    print(f"  {'variant':<54} {'enc+write wall':>22} {'enc+write cpu':>22} "
+    print(f"  {'variant':<60} {'enc+write wall':>22} {'enc+write cpu':>22} "
           f"{'e2e wall':>22} {'e2e cpu':>22} {'e2e ex/s':>9} {'ex/CPU-s':>9}")
     for v in variants:
         ew, ee = runs[f"encode_write/{v}"], runs[f"e2e/{v}"]
-        print(f"  {v + ' ' + VARIANTS[v]:<54} {_fmt(ew['wall']):>22} {_fmt(ew['cpu']):>22} "
+        print(f"  {v + ' ' + VARIANTS[v]:<60} {_fmt(ew['wall']):>22} {_fmt(ew['cpu']):>22} "
               f"{_fmt(ee['wall']):>22} {_fmt(ee['cpu']):>22} "
               f"{n / ee['wall']['median']:>9.0f} {n / ee['cpu']['median']:>9.0f}")
 
@@ -380,16 +388,20 @@ def ratios(res: dict, variants: list) -> dict:
 def print_worker_table(mb: float, seq: int, summary: dict):
     print(f"\none builder worker in a fresh process, one round over {mb:g} MB "
           f"(seq {seq}); medians, wall / process CPU seconds")
-    print(f"  {'variant':<54} {'import':>6} {'TF import':>15} {'round':>13} "
+    print(f"  {'variant':<60} {'import':>6} {'TF import':>15} {'round':>13} "
           f"{'total':>13} {'ex/s':>6} {'ex/CPU-s':>8} {'RSS after imports MiB':>21} "
           f"{'peak RSS MiB':>12}")
     for v, s in summary.items():
         tot, cpu = s["total_s"]["median"], s["total_cpu"]["median"]
-        print(f"  {v + ' ' + VARIANTS[v]:<54} {s['import_s']:>6.2f} "
+        print(f"  {v + ' ' + VARIANTS[v]:<60} {s['import_s']:>6.2f} "
               f"{s['tf_import_s']:>7.2f} / {s['tf_import_cpu']:>5.2f} "
               f"{s['round_s']:>5.2f} / {s['round_cpu']:>5.2f} {tot:>5.2f} / {cpu:>5.2f} "
               f"{s['instances'] / tot:>6.0f} {s['instances'] / cpu:>8.0f} "
               f"{s['rss_after_imports'] / 2**20:>21.0f} {s['peak_rss'] / 2**20:>12.0f}")
+    print("  TensorFlow loaded in the worker after its round: "
+          + ", ".join(f"{v} {s['tf_loaded']}" for v, s in summary.items()))
+    print("  same output bytes in every process: "
+          + ", ".join(f"{v} {s['same_bytes_every_process']}" for v, s in summary.items()))
 
 
 def main():
@@ -429,6 +441,14 @@ def _variant_list(spec: str, flag: str) -> list:
     return out
 
 
+def _require_same_records(seq: int, checks: dict):
+    """The timings compare like with like only if every path writes the same Examples."""
+    failed = [k for k in ("a_b_parsed_equal", "a_c_parsed_equal", "framing_bytes_equal",
+                          "output_files_parsed_equal") if not checks[k]]
+    if failed:
+        raise SystemExit(f"seq {seq}: the variants' records differ ({', '.join(failed)})")
+
+
 def run_all(args, variants: list, worker_variants: list) -> dict:
     """Runs every section, prints the tables, returns the figures."""
     from google.protobuf.internal import api_implementation
@@ -455,6 +475,7 @@ def run_all(args, variants: list, worker_variants: list) -> dict:
                   f"{checks['output_files_parsed_equal']}")
             print(f"  feature order on the wire: a {checks['feature_order_a']}, "
                   f"b {checks['feature_order_b']}")
+            _require_same_records(seq, checks)
             r = ratios(res, variants)
             print("  end-to-end speed ratios: " + ", ".join(f"{k} {x:.2f}" for k, x in r.items()))
             figures["seq"][seq] = {**res, "checks": checks, "ratios": r}
