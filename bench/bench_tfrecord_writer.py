@@ -15,10 +15,11 @@ record to a `tf.io.TFRecordWriter` and returns b"". Variants:
 For each max_seq_length it times, alternating the variants and rotating their order in
 every repeat: instance making alone (a null encoder and writer), encode + write alone
 (the same loop fed pre-made instances) and end to end, in wall and process CPU seconds
-(the machine may be shared). It checks that a and b give the same records (bytes, else
-parsed tf.train.Examples) and that frame_records frames like TFRecordWriter. Then each
-variant runs one round over a bigger corpus in a fresh process, as a builder worker
-would, with its import time and peak RSS. Prints tables and one JSON line at the end.
+(the machine may be shared). It checks that a, b and c give the same records (bytes,
+else parsed tf.train.Examples) and that frame_records frames like TFRecordWriter, and
+exits with an error if not. Then each variant runs one round over a bigger corpus in a
+fresh process, as a builder worker would: import times, peak RSS, whether TensorFlow got
+loaded, and whether every process wrote the same bytes. Prints tables and one JSON line.
 
     python bench/bench_tfrecord_writer.py [--mb 3] [--seq 128,512] [--repeats 3]
         [--worker-mb 10] [--worker-repeats 3] [--worker-variants a,b,c]
