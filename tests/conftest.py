@@ -25,3 +25,19 @@ def fixtures_dir():
 def data_dir():
     """Small samples of the real GLUE/SQuAD/RACE/Wikipedia data, in their release layouts."""
     return DATA
+
+
+def _hypothesis_profiles():
+    """Property tests draw the same examples on every run ("ci", the default), so a failure
+    reproduces; HYPOTHESIS_PROFILE=explore draws fresh random ones to search further."""
+    try:
+        from hypothesis import settings
+    except ImportError:  # hypothesis is a test extra; only test_properties.py needs it
+        return
+    settings.register_profile("ci", derandomize=True, deadline=None, database=None,
+                              print_blob=True)
+    settings.register_profile("explore", deadline=None)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+_hypothesis_profiles()
