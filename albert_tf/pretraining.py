@@ -75,7 +75,10 @@ def make_evaluate_fn(opts, strategy):
     max_eval_steps batches."""
     def evaluate(model):
         ds = distribute.distribute_dataset(strategy, eval_dataset_fn(opts), opts.eval_batch_size)
-        results = model.evaluate(ds, return_dict=True, verbose=0)
+        # steps: the dataset's cardinality is unknown, and without steps Keras runs one step
+        # past its end that counts a batch twice (a replica's half of it under Mirrored,
+        # depending on timing).
+        results = model.evaluate(ds, steps=opts.max_eval_steps, return_dict=True, verbose=0)
         return {k: v for k, v in results.items()}
     return evaluate
 

@@ -1,4 +1,7 @@
-"""Shared test fixtures: where ../shared lives, and small helpers."""
+"""Shared test fixtures: the test data in tests/data, and small helpers.
+
+Tests read only what the repository carries (tests/data), so they pass on a fresh clone.
+"""
 import os
 import pathlib
 
@@ -7,21 +10,34 @@ import pytest
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-SHARED = pathlib.Path(os.environ.get("ALBERT_TF_SHARED", ROOT.parent / "shared"))
-FIXTURES = SHARED / "fixtures"
-DATA = SHARED / "data"
+TEST_DATA = pathlib.Path(__file__).resolve().parent / "data"
+FIXTURES = TEST_DATA / "fixtures"
+DATA = TEST_DATA / "samples"
 
 
 @pytest.fixture(scope="session")
 def fixtures_dir():
-    if not FIXTURES.is_dir():
-        pytest.fail(f"shared fixtures not found at {FIXTURES} (set ALBERT_TF_SHARED)")
+    """Reference fixtures written by Google's original code (spm model, albert_tiny, ...)."""
     return FIXTURES
 
 
 @pytest.fixture(scope="session")
 def data_dir():
-    if not DATA.is_dir():
-        pytest.fail(f"shared data not found at {DATA} (set ALBERT_TF_SHARED)")
+    """Small samples of the real GLUE/SQuAD/RACE/Wikipedia data, in their release layouts."""
     return DATA
+
+
+def _hypothesis_profiles():
+    """Property tests draw the same examples on every run ("ci", the default), so a failure
+    reproduces; HYPOTHESIS_PROFILE=explore draws fresh random ones to search further."""
+    try:
+        from hypothesis import settings
+    except ImportError:  # hypothesis is a test extra; only test_properties.py needs it
+        return
+    settings.register_profile("ci", derandomize=True, deadline=None, database=None,
+                              print_blob=True)
+    settings.register_profile("explore", deadline=None)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+_hypothesis_profiles()
