@@ -303,6 +303,7 @@ class _CheckpointFiles:
 
     def __init__(self, checkpoint, directory, keep):
         self.checkpoint, self.directory, self.keep = checkpoint, directory, keep
+        checkpoint.save_counter  # noqa: B018  created now, so `write` saves it and restores match
 
     def latest(self):
         return tf.train.latest_checkpoint(self.directory)
