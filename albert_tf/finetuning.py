@@ -61,6 +61,11 @@ def records_dataset(path, spec: dict, batch_size: int, is_training: bool,
         pad = (-num_records) % batch_size
         if pad:
             ds = ds.concatenate(tf.data.Dataset.from_tensors(fake_record(spec)).repeat(pad))
+        # every worker predicts every record (in order) under multi-worker strategies; Keras'
+        # default FILE auto-sharding fails on one file and would split the outputs across hosts
+        options = tf.data.Options()
+        options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
+        ds = ds.with_options(options)
     return ds.batch(batch_size, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
 
 
