@@ -61,6 +61,11 @@ def records_dataset(path, spec: dict, batch_size: int, is_training: bool,
         pad = (-num_records) % batch_size
         if pad:
             ds = ds.concatenate(tf.data.Dataset.from_tensors(fake_record(spec)).repeat(pad))
+        # every worker predicts every record (in order) under multi-worker strategies; Keras'
+        # default FILE auto-sharding fails on one file and would split the outputs across hosts
+        options = tf.data.Options()
+        options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
+        ds = ds.with_options(options)
     return ds.batch(batch_size, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
 
 
@@ -83,8 +88,7 @@ def build_eval_model(model_fn: Callable, opts: FineTuningOptions, strategy=None,
     output_dir, or init_checkpoint, in that order; compiled for prediction."""
     strategy = strategy or tf.distribute.get_strategy()
     with strategy.scope():
-        model = model_fn()
-        model.compile(jit_compile=distribute.jit_compile_default(strategy, opts.jit_compile))
+        model = training.compile_for_inference(model_fn(), strategy, opts.jit_compile)
     source = checkpoint or tf.train.latest_checkpoint(opts.output_dir) or opts.init_checkpoint
     if source:
         training.init_from_checkpoint(model, source, require_encoder=True)
@@ -102,7 +106,8 @@ def finetune(model_fn: Callable, train_records: tuple, spec: dict, opts: FineTun
         keep_checkpoint_max=opts.keep_checkpoint_max, iterations_per_loop=opts.iterations_per_loop,
         jit_compile=opts.jit_compile, best_metric=best_metric if evaluate_fn else None,
         best_mode=best_mode, log_every_steps=opts.log_every_steps,
-        gradient_accumulation_steps=opts.gradient_accumulation_steps, verbose=opts.verbose)
+        gradient_accumulation_steps=opts.gradient_accumulation_steps, verbose=opts.verbose,
+        seed=opts.seed)
     dataset_fn = lambda batch, ctx: records_dataset(path, spec, batch, True, seed=opts.seed,
                                                     input_context=ctx)
     return training.train(model_fn, optimizer_fn(opts), dataset_fn, opts.train_batch_size, run,
@@ -128,11 +133,17 @@ def run_finetuning(task, model_fn: Callable, opts: FineTuningOptions, strategy=N
     `task` provides `records(split) -> (path, count)`, `spec`, `best_metric`,
     `evaluate(model, batch_size) -> dict` and `write_predictions(model, output_dir, batch_size)`.
     """
-    import os
-    from absl import logging
     if not (do_train or do_eval or do_predict or export_fn):
         raise ValueError("at least one of --do_train, --do_eval, --do_predict (or an export) is needed")
     warn_if_random_init(opts, do_train)
+    with training.output_dir_lock(opts.output_dir, strategy):
+        return _run_finetuning(task, model_fn, opts, strategy, do_train, do_eval, do_predict,
+                               export_fn)
+
+
+def _run_finetuning(task, model_fn, opts, strategy, do_train, do_eval, do_predict, export_fn):
+    import os
+    from absl import logging
     os.makedirs(opts.output_dir, exist_ok=True)
     results = {}
     if do_train:
@@ -147,8 +158,7 @@ def run_finetuning(task, model_fn: Callable, opts: FineTuningOptions, strategy=N
     if do_eval:
         results = task.evaluate(model, opts.eval_batch_size)
         if distribute.is_chief(strategy):
-            with open(os.path.join(opts.output_dir, "eval_results.txt"), "a", encoding="utf-8") as f:
-                f.write(training.format_results({"checkpoint": checkpoint or "latest", **results}) + "\n")
+            training.append_results(opts.output_dir, {"checkpoint": checkpoint or "latest", **results})
         logging.info("eval results: %s", results)
     if do_predict:
         results["prediction_files"] = task.write_predictions(model, opts.output_dir,

@@ -96,6 +96,11 @@ def pretrain(config: AlbertConfig, opts: PretrainingOptions, strategy=None) -> d
     if opts.max_seq_length > config.max_position_embeddings:
         raise ValueError(f"--max_seq_length {opts.max_seq_length} exceeds max_position_embeddings "
                          f"{config.max_position_embeddings} of the ALBERT config")
+    with training.output_dir_lock(opts.output_dir, strategy):
+        return _pretrain(config, opts, strategy)
+
+
+def _pretrain(config, opts, strategy) -> dict:
     os.makedirs(opts.output_dir, exist_ok=True)
     evaluate = make_evaluate_fn(opts, strategy) if opts.do_eval else None
     if opts.do_train:
@@ -106,7 +111,8 @@ def pretrain(config: AlbertConfig, opts: PretrainingOptions, strategy=None) -> d
             iterations_per_loop=opts.iterations_per_loop, jit_compile=opts.jit_compile,
             best_metric="masked_lm_accuracy" if opts.do_eval else None,
             log_every_steps=opts.log_every_steps,
-            gradient_accumulation_steps=opts.gradient_accumulation_steps, verbose=opts.verbose)
+            gradient_accumulation_steps=opts.gradient_accumulation_steps, verbose=opts.verbose,
+            seed=opts.seed)
         train_fn = lambda batch, ctx: pretraining_dataset(
             opts.input_file, batch, opts.max_seq_length, opts.max_predictions_per_seq,
             is_training=True, input_context=ctx, seed=opts.seed)
@@ -120,15 +126,13 @@ def pretrain(config: AlbertConfig, opts: PretrainingOptions, strategy=None) -> d
         return {"global_step": result.global_step}
     # evaluation only: the newest checkpoint of output_dir, else init_checkpoint
     with strategy.scope():
-        model = _model_fn(config, opts)()
-        model.compile(jit_compile=distribute.jit_compile_default(strategy, opts.jit_compile))
+        model = training.compile_for_inference(_model_fn(config, opts)(), strategy, opts.jit_compile)
     source = tf.train.latest_checkpoint(opts.output_dir) or opts.init_checkpoint
     if not source:
         raise ValueError("--do_eval without --do_train needs a checkpoint in --output_dir or --init_checkpoint")
     training.init_from_checkpoint(model, source, group0_fallback=opts.init_from_group0)
     results = evaluate(model)
     if distribute.is_chief(strategy):
-        with open(os.path.join(opts.output_dir, "eval_results.txt"), "a", encoding="utf-8") as f:
-            f.write(training.format_results(results) + "\n")
+        training.append_results(opts.output_dir, results)
     logging.info("eval results: %s", results)
     return results

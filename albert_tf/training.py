@@ -7,12 +7,15 @@ checkpoint by the task's metric exported in Google's TF1 format as model.ckpt-be
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 import math
 import os
 import shutil
+import signal
+import socket
 import time
 from typing import Callable, Optional
 
@@ -22,10 +25,13 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf import distribute
+from albert_tf.errors import TrainingError
 from albert_tf.fileio import write_text_atomic
 
 BEST_CHECKPOINT = "model.ckpt-best"
 EVAL_HISTORY = "eval_history.json"  # every evaluation so far, across restarts
+LOCK_FILE = "albert_tf.lock"  # {"pid", "host"} of the run that holds output_dir
+KILL_AT_ENV = "ALBERT_TF_TEST_KILL_AT"  # "point:step": SIGKILL there (preemption tests only)
 
 
 @dataclasses.dataclass
@@ -42,6 +48,7 @@ class RunConfig:
     log_every_steps: int = 100
     gradient_accumulation_steps: int = 1
     verbose: object = "auto"
+    seed: Optional[int] = None  # seeds Keras (weights, dropout) so a run can be repeated exactly
 
     def __post_init__(self):
         for name in ("num_train_steps", "save_checkpoints_steps", "iterations_per_loop",
@@ -66,6 +73,123 @@ class TrainResult:
 def format_results(results: dict) -> str:
     """Google's eval_results.txt layout: one `key = value` line per metric, sorted."""
     return "".join(f"{k} = {results[k]}\n" for k in sorted(results))
+
+
+def append_results(output_dir: str, results: dict):
+    """Add one block to output_dir/eval_results.txt, atomically (a kill never leaves half a block)."""
+    path = os.path.join(output_dir, "eval_results.txt")
+    old = ""
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            old = f.read()
+    write_text_atomic(path, old + format_results(results) + "\n")
+
+
+class NonFiniteLossError(TrainingError):
+    """The training loss became NaN or Inf; no checkpoint was written after it."""
+
+
+class OutputDirLockedError(TrainingError):
+    """Another live run holds output_dir's lock file."""
+
+
+def _kill_point(point: str, step: int):
+    """Preemption tests: SIGKILL this process when $ALBERT_TF_TEST_KILL_AT is `point:step`."""
+    if os.environ.get(KILL_AT_ENV) == f"{point}:{step}":
+        logging.warning("%s=%s: killing pid %d", KILL_AT_ENV, os.environ[KILL_AT_ENV], os.getpid())
+        logging.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+# ---- one run per output_dir --------------------------------------------------------------------
+_HELD_LOCKS: dict = {}  # realpath of a lock file this process holds -> nesting depth
+
+
+def _read_lock(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether a process with this pid runs on this host (zombies count as dead)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _holder_alive(holder) -> bool:
+    if not holder or not isinstance(holder.get("pid"), int):
+        return False  # unreadable lock: its writer died before finishing it
+    if holder.get("host") != socket.gethostname():
+        return True  # cannot check another host's processes: assume it still runs
+    return holder["pid"] != os.getpid() and _pid_alive(holder["pid"])
+
+
+def _create_lock(path) -> bool:
+    """Create the lock file with its content in one step (link fails if it exists)."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump({"pid": os.getpid(), "host": socket.gethostname()}, f)
+    try:
+        os.link(tmp, path)
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        os.remove(tmp)
+
+
+def _acquire_lock(output_dir):
+    path = os.path.join(output_dir, LOCK_FILE)
+    while not _create_lock(path):
+        holder = _read_lock(path)
+        if _holder_alive(holder):
+            raise OutputDirLockedError(
+                f"--output_dir {output_dir} is in use by pid {holder['pid']} on {holder.get('host')} "
+                f"(lock file {path}); wait for that run to end, or delete the lock file if it is gone")
+        logging.warning("taking over the stale lock %s of pid %s, which no longer runs", path,
+                        (holder or {}).get("pid"))
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path)
+    return path
+
+
+def _release_lock(path):
+    holder = _read_lock(path)
+    if holder and holder.get("pid") == os.getpid():
+        os.remove(path)
+
+
+@contextlib.contextmanager
+def output_dir_lock(output_dir: str, strategy=None):
+    """Hold output_dir/albert_tf.lock (pid and host) for the block; a second run on the same
+    output_dir fails with one line naming the holder. Re-entrant; only the chief locks."""
+    if not distribute.is_chief(strategy):
+        yield
+        return
+    os.makedirs(output_dir, exist_ok=True)
+    key = os.path.realpath(os.path.join(output_dir, LOCK_FILE))
+    if key not in _HELD_LOCKS:
+        _acquire_lock(output_dir)
+    _HELD_LOCKS[key] = _HELD_LOCKS.get(key, 0) + 1
+    try:
+        yield
+    finally:
+        _HELD_LOCKS[key] -= 1
+        if not _HELD_LOCKS[key]:
+            del _HELD_LOCKS[key]
+            _release_lock(key)
 
 
 def init_from_checkpoint(model, path, **kwargs):
@@ -115,12 +239,42 @@ class _StopAtStep(keras.callbacks.Callback):
         self.step_fn = step_fn
 
     def on_train_batch_end(self, batch, logs=None):
-        if self.step_fn() >= self.num_steps:
+        step = self.step_fn()
+        _kill_point("step", step)
+        if step >= self.num_steps:
             self.model.stop_training = True
 
 
+def _scalar(value) -> float:
+    return float(np.asarray(keras.ops.convert_to_numpy(value)))
+
+
+class _StopOnNonFiniteLoss(keras.callbacks.Callback):
+    """After every execution: a NaN/Inf loss stops training with NonFiniteLossError naming the
+    step, before anything is saved (the epoch's running mean turns non-finite with the first
+    bad step, so the first execution that contains it is caught)."""
+
+    def __init__(self, engine, steps_per_execution):
+        super().__init__()
+        self.e, self.per_execution = engine, steps_per_execution
+
+    def on_train_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is None or np.isfinite(_scalar(loss)):
+            return
+        self.e.failed = True
+        step = self.e.step()
+        where = (f"step {step}" if self.per_execution == 1 else
+                 f"step {step} (within steps {step - self.per_execution + 1}..{step}, one "
+                 f"execution of --iterations_per_loop={self.per_execution})")
+        raise NonFiniteLossError(
+            f"non-finite training loss {_scalar(loss)} at {where}; training stopped, the last good "
+            f"checkpoint is {self.e.latest_checkpoint() or 'none (nothing was saved)'}")
+
+
 class _StepRateLogger(keras.callbacks.Callback):
-    """Logs steps/s and examples/s every `every` steps, and writes them to TensorBoard."""
+    """Logs steps/s and examples/s every `every` steps, and writes them, the loss and the
+    learning rate to TensorBoard (the engine's own writer: at any iterations_per_loop)."""
 
     def __init__(self, every, global_batch_size, writer, step_fn):
         super().__init__()
@@ -136,14 +290,17 @@ class _StepRateLogger(keras.callbacks.Callback):
             now = time.time()
             rate = (step - self._s) / max(now - self._t, 1e-9)
             loss = (logs or {}).get("loss")
-            logging.info("step %d: %.2f steps/s, %.1f examples/s, loss %s", step, rate,
-                         rate * self.batch, loss)
-            if self.writer is not None:
-                with self.writer.as_default(step=step):
-                    tf.summary.scalar("steps_per_second", rate)
-                    tf.summary.scalar("examples_per_second", rate * self.batch)
-                    if loss is not None:
-                        tf.summary.scalar("loss", float(loss))
+            loss = None if loss is None else _scalar(loss)
+            lr = _scalar(self.model.optimizer.learning_rate)
+            logging.info("step %d: %.2f steps/s, %.1f examples/s, loss %s, learning rate %.3g", step,
+                         rate, rate * self.batch, loss, lr)
+            with self.writer.as_default(step=step), tf.summary.record_if(True):
+                tf.summary.scalar("steps_per_second", rate)
+                tf.summary.scalar("examples_per_second", rate * self.batch)
+                tf.summary.scalar("learning_rate", lr)
+                if loss is not None:
+                    tf.summary.scalar("loss", loss)
+            self.writer.flush()
             self._t, self._s = now, step
 
 
@@ -158,8 +315,34 @@ class _CheckpointAndEvaluate(keras.callbacks.Callback):
         self.e.save_and_evaluate()
 
     def on_train_end(self, logs=None):
-        if self.e.step() != self.e.last_saved_step:
+        if not self.e.failed and self.e.step() != self.e.last_saved_step:
             self.e.save_and_evaluate()
+
+
+class _CheckpointFiles:
+    """ckpt-<step> object checkpoints of one directory. The `checkpoint` index file (what
+    tf.train.latest_checkpoint reads) is rewritten atomically only after a checkpoint is
+    complete, so a kill during a write leaves the previous checkpoint the latest."""
+
+    def __init__(self, checkpoint, directory, keep):
+        self.checkpoint, self.directory, self.keep = checkpoint, directory, keep
+        checkpoint.save_counter  # noqa: B018  created now, so `write` saves it and restores match
+
+    def latest(self):
+        return tf.train.latest_checkpoint(self.directory)
+
+    def save(self, step) -> str:
+        name = f"ckpt-{step}"
+        self.checkpoint.write(os.path.join(self.directory, name))
+        _kill_point("checkpoint_written", step)
+        state = tf.train.get_checkpoint_state(self.directory)
+        old = [os.path.basename(p) for p in (state.all_model_checkpoint_paths if state else [])]
+        kept = [p for p in old if p != name][-(self.keep - 1):] if self.keep > 1 else []
+        tf.compat.v1.train.update_checkpoint_state(self.directory, name, kept + [name])
+        for gone in set(old) - set(kept) - {name}:
+            for f in tf.io.gfile.glob(os.path.join(self.directory, gone) + ".*"):
+                tf.io.gfile.remove(f)
+        return os.path.join(self.directory, name)
 
 
 class _Engine:
@@ -169,16 +352,19 @@ class _Engine:
         self.model, self.run, self.evaluate_fn = model, run, evaluate_fn
         self.export_best_fn = export_best_fn
         self.chief, self.write_dir = chief, write_dir
-        self.manager = tf.train.CheckpointManager(
-            checkpoint, write_dir, max_to_keep=run.keep_checkpoint_max, checkpoint_name="ckpt")
+        self.files = _CheckpointFiles(checkpoint, write_dir, run.keep_checkpoint_max)
         self.writer = tf.summary.create_file_writer(os.path.join(write_dir, "eval"))
         self.history = []
         self.best = self._load_best()
         self.last_saved_step = self.step()
+        self.failed = False
 
     def step(self):
         """Optimizer updates so far (with gradient accumulation, one per N micro-batches)."""
         return int(self.model.optimizer.iterations.numpy())
+
+    def latest_checkpoint(self):
+        return tf.train.latest_checkpoint(self.run.output_dir)
 
     def _best_path(self):
         return os.path.join(self.run.output_dir, "best_trial.json")
@@ -196,6 +382,14 @@ class _Engine:
         with open(path, encoding="utf-8") as f:
             return [h for h in json.load(f) if h["global_step"] < self.history[-1]["global_step"]]
 
+    def evaluated_steps(self):
+        """Steps already evaluated, by this run or before a restart."""
+        path = os.path.join(self.run.output_dir, EVAL_HISTORY)
+        if not os.path.exists(path):
+            return set()
+        with open(path, encoding="utf-8") as f:
+            return {h["global_step"] for h in json.load(f)}
+
     def _is_better(self, value):
         if self.best is None:
             return True
@@ -204,24 +398,29 @@ class _Engine:
 
     def save_and_evaluate(self):
         step = self.step()
-        self.manager.save(checkpoint_number=step)
+        path = self.files.save(step)
         self.last_saved_step = step
-        logging.info("saved checkpoint %s at step %d", self.manager.latest_checkpoint, step)
+        logging.info("saved checkpoint %s at step %d", path, step)
+        _kill_point("saved", step)
+        self.evaluate()
+
+    def evaluate(self):
+        """Evaluate the model at its current step: summaries, eval_results.txt, best export."""
         if self.evaluate_fn is None:
             return
+        step = self.step()
         results = {k: float(v) for k, v in self.evaluate_fn(self.model).items()}
         results["global_step"] = step
         self.history.append(results)
         logging.info("eval at step %d: %s", step, results)
-        with self.writer.as_default(step=step):
+        with self.writer.as_default(step=step), tf.summary.record_if(True):
             for k, v in results.items():
                 if k != "global_step":
                     tf.summary.scalar(k, v)
         self.writer.flush()
         if not self.chief:
             return
-        with open(os.path.join(self.run.output_dir, "eval_results.txt"), "a", encoding="utf-8") as f:
-            f.write(format_results(results) + "\n")
+        append_results(self.run.output_dir, results)
         write_text_atomic(os.path.join(self.run.output_dir, EVAL_HISTORY),
                           json.dumps(self._previous_history() + [results], indent=1))
         metric = self.run.best_metric
@@ -253,7 +452,66 @@ def compile_for_training(model, optimizer, run: RunConfig, strategy, steps_per_e
         per_execution = math.gcd(per_execution, steps_per_epoch)
     model.compile(optimizer=optimizer, jit_compile=distribute.jit_compile_default(strategy, run.jit_compile),
                   steps_per_execution=per_execution)
+    if per_execution > 1:
+        model.train_function = _step_function(model, model.train_step, per_execution)
+        model.test_function = _step_function(model, model.test_step, 1)
     return model
+
+
+def compile_for_inference(model, strategy=None, jit_compile=None):
+    """compile for evaluate/predict without an optimizer: Keras' default one would be tracked by
+    the model and collide with the training optimizer's slots when an object checkpoint of
+    output_dir is restored into it ("incompatible tensor ... rm_sprop/learning_rate")."""
+    strategy = strategy or tf.distribute.get_strategy()
+    model.compile(optimizer=None, jit_compile=distribute.jit_compile_default(strategy, jit_compile))
+    return model
+
+
+def _step_function(model, step_fn, steps: int):
+    """A Keras train/test function running `step_fn` `steps` times per call in one tf.function
+    looping over the iterator (train: infinite data; evaluation uses steps=1 and stops at the
+    end of its data).
+
+    Replaces Keras 3's own steps_per_execution loop, which runs each step inside a tf.cond on
+    an optional of the next batch; MultiWorkerMirroredStrategy's collectives cannot run there
+    ("You must feed a value for placeholder tensor ... multi_step_on_iterator")."""
+    from keras.src.backend.tensorflow.trainer import reduce_per_replica
+    strategy = model.distribute_strategy
+
+    @tf.function(jit_compile=bool(model.jit_compile), reduce_retracing=True)
+    def one_step(data):
+        outputs = strategy.run(step_fn, args=(data,))
+        return reduce_per_replica(outputs, strategy, reduction="auto")
+
+    @tf.function
+    def run_steps(iterator):
+        outputs = one_step(next(iterator))
+        for _ in tf.range(steps - 1):
+            outputs = one_step(next(iterator))
+        return outputs
+
+    if steps == 1:
+        return lambda iterator: one_step(next(iterator))
+    return run_steps
+
+
+def _resumed_dataset_fn(train_dataset_fn, consumed_micro_batches: int):
+    """The training pipeline without the micro-batches a resumed run's previous life consumed,
+    so that with a fixed seed the resumed run sees exactly the batches of an unbroken one. Each
+    input pipeline feeds num_replicas_in_sync / num_input_pipelines replicas per micro-batch."""
+    if not consumed_micro_batches:
+        return train_dataset_fn
+
+    def dataset_fn(batch, ctx):
+        per_pipeline = max(1, ctx.num_replicas_in_sync // ctx.num_input_pipelines)
+        return train_dataset_fn(batch, ctx).skip(consumed_micro_batches * per_pipeline)
+    return dataset_fn
+
+
+def _seed_states(model):
+    """Keras dropout SeedGenerator states: not tracked by tf.train.Checkpoint through the model,
+    so checkpointed explicitly (a resumed run draws the same dropout masks as an unbroken one)."""
+    return [v for v in model.variables if v.path.endswith("seed_generator_state")]
 
 
 def train(model_fn: Callable[[], keras.Model], optimizer_fn: Callable[[], keras.optimizers.Optimizer],
@@ -269,6 +527,13 @@ def train(model_fn: Callable[[], keras.Model], optimizer_fn: Callable[[], keras.
     step; otherwise `init_checkpoint` (Google TF1 or ours) initialises the weights.
     """
     strategy = strategy or tf.distribute.get_strategy()
+    with output_dir_lock(run.output_dir, strategy):
+        return _train(model_fn, optimizer_fn, train_dataset_fn, global_batch_size, run, strategy,
+                      evaluate_fn, init_checkpoint, init_kwargs, export_best_fn)
+
+
+def _train(model_fn, optimizer_fn, train_dataset_fn, global_batch_size, run, strategy,
+           evaluate_fn, init_checkpoint, init_kwargs, export_best_fn) -> TrainResult:
     chief = distribute.is_chief(strategy)
     write_dir = distribute.writable_dir(run.output_dir, strategy)
     if not chief:
@@ -276,12 +541,15 @@ def train(model_fn: Callable[[], keras.Model], optimizer_fn: Callable[[], keras.
     micro = run.gradient_accumulation_steps
     save_every = min(run.save_checkpoints_steps, run.num_train_steps)
     steps_per_epoch = save_every * micro  # fit counts micro-batches
+    if run.seed is not None:
+        keras.utils.set_random_seed(run.seed)
     with strategy.scope():
         model = model_fn()
         optimizer = optimizer_fn()
         optimizer.build(model.trainable_variables)
         compile_for_training(model, optimizer, run, strategy, steps_per_epoch)
-        checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer)
+        checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer,
+                                         seed_states=_seed_states(model))
     latest = tf.train.latest_checkpoint(run.output_dir)
     if latest:
         checkpoint.restore(latest).assert_existing_objects_matched()
@@ -292,6 +560,8 @@ def train(model_fn: Callable[[], keras.Model], optimizer_fn: Callable[[], keras.
     start = engine.step()
     epochs = math.ceil(run.num_train_steps / save_every)
     initial_epoch = start // save_every
+    if latest and evaluate_fn is not None and start not in engine.evaluated_steps():
+        engine.evaluate()  # the previous run was stopped between this checkpoint and its eval
     if start >= run.num_train_steps:
         logging.info("already trained to step %d >= num_train_steps %d", start, run.num_train_steps)
         return TrainResult(model, start, engine.best, engine.history)
@@ -299,14 +569,13 @@ def train(model_fn: Callable[[], keras.Model], optimizer_fn: Callable[[], keras.
         raise ValueError(f"train batch size {global_batch_size} is not divisible by "
                          f"--gradient_accumulation_steps {micro}")
     # One optimizer step consumes `micro` micro-batches that together make the global batch.
-    dataset = distribute.distribute_dataset(strategy, train_dataset_fn, global_batch_size // micro)
-    tb_dir = os.path.join(write_dir, "train")
+    dataset = distribute.distribute_dataset(
+        strategy, _resumed_dataset_fn(train_dataset_fn, start * micro), global_batch_size // micro)
     callbacks = [
+        _StopOnNonFiniteLoss(engine, model.steps_per_execution),
         _StopAtStep(run.num_train_steps, engine.step),
         _StepRateLogger(run.log_every_steps, global_batch_size,
-                        tf.summary.create_file_writer(tb_dir), engine.step),
-        keras.callbacks.TensorBoard(log_dir=write_dir, update_freq=run.log_every_steps,
-                                    write_graph=False),
+                        tf.summary.create_file_writer(os.path.join(write_dir, "train")), engine.step),
         _CheckpointAndEvaluate(engine),
     ]
     history = model.fit(dataset, epochs=epochs, steps_per_epoch=steps_per_epoch,

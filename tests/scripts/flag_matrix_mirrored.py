@@ -1,0 +1,37 @@
+"""Every do_train/do_eval/do_predict combination of run_glue under MirroredStrategy over two
+logical CPUs with iterations_per_loop=2; prints one JSON line {combination: sorted result keys}."""
+import itertools
+import json
+import sys
+import tempfile
+
+import tensorflow as tf
+
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+
+from albert_tf import AlbertConfig  # noqa: E402
+from albert_tf.classification import GlueTask, run_glue  # noqa: E402
+from albert_tf.data.encoding import TextEncoder  # noqa: E402
+from albert_tf.distribute import get_strategy  # noqa: E402
+from albert_tf.finetuning import FineTuningOptions  # noqa: E402
+
+fixtures, data = sys.argv[1], sys.argv[2]
+strategy = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
+encoder = TextEncoder.from_files(f"{fixtures}/spm.model", do_lower_case=True)
+task = GlueTask("mrpc", data, encoder, 32, tempfile.mkdtemp())
+config = AlbertConfig.from_json_file(f"{fixtures}/albert_tiny/albert_config.json")
+out = {}
+for flags in itertools.product([False, True], repeat=3):
+    if not any(flags):
+        continue
+    opts = FineTuningOptions(output_dir=tempfile.mkdtemp(), init_checkpoint=f"{fixtures}/albert_tiny/model.ckpt-best",
+                             train_batch_size=8, eval_batch_size=8, predict_batch_size=8, train_step=4,
+                             warmup_step=1, save_checkpoints_steps=2, iterations_per_loop=2,
+                             learning_rate=1e-3, seed=3, verbose=0)
+    if not flags[0]:  # eval/predict from the object checkpoints of an earlier training run
+        run_glue(config, task, opts, strategy, do_train=True)
+    results = run_glue(config, task, opts, strategy, do_train=flags[0], do_eval=flags[1],
+                       do_predict=flags[2])
+    out["".join("tep"[i] if f else "-" for i, f in enumerate(flags))] = sorted(results)
+print(json.dumps(out))
