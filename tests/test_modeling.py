@@ -135,6 +135,22 @@ def test_sharing_ablations_layout(sharing):
     check_against_numpy(model, config, **groups)
 
 
+@pytest.mark.parametrize("sharing,groups", [("all", 1), ("all", 2), ("none", 1)])
+def test_object_checkpoint_holds_every_weight(sharing, groups, tmp_path):
+    """tf.train.Checkpoint (what training resumes from) saves and restores every weight, the
+    shared Transformer sublayers included (Keras' tracked lists are no checkpoint dependency)."""
+    config = small_config(sharing=sharing, num_hidden_groups=groups, inner_group_num=2)
+    model = AlbertPretrainer(config)
+    randomize(model)
+    path = tf.train.Checkpoint(model=model).save(str(tmp_path / "ckpt"))
+    saved = [n for n, _ in tf.train.list_variables(path) if n.endswith("VARIABLE_VALUE")]
+    assert len(saved) >= len(model.weights)
+    fresh = AlbertPretrainer(config)
+    tf.train.Checkpoint(model=fresh).restore(path).assert_existing_objects_matched()
+    for a, b in zip(model.weights, fresh.weights):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=a.path)
+
+
 def test_embedding_projection_only_when_sizes_differ():
     same = AlbertModel(small_config(embedding_size=16))
     assert same.embedding.projection is None
