@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from albert_tf.paper.report import markdown_table, mean_spread, publish
-from albert_tf.paper.small_scale import get_setting, prepare_corpus, pretrain_and_evaluate
+from albert_tf.paper.small_scale import describe, get_setting, prepare_corpus, pretrain_and_evaluate
 
 # Lan et al. (2019), Table 5 (ALBERT-base, intrinsic accuracies in %): MLM, NSP, SOP.
 PAPER_TABLE5 = {"none": (54.9, 52.4, 53.3), "nsp": (54.5, 90.5, 52.0), "sop": (54.0, 78.9, 86.5)}
@@ -47,11 +47,7 @@ def table5_rows(result: dict) -> list:
 def table5(output_dir: str, setting: str = "full", **_) -> str:
     result = run_table5(output_dir, setting)
     s = result["setting"]
-    notes = (f"Setting `{setting}`: seeds {list(s.seeds)} (weights and input order), "
-             f"{s.num_train_steps} steps of {s.train_batch_size} × {s.max_seq_length} tokens, "
-             f"H={s.model['hidden_size']}, E={s.model['embedding_size']}, "
-             f"L={s.model['num_hidden_layers']} (all shared), vocabulary {s.vocab_size}. Held-out sets "
-             f"(documents never trained on): NSP {result['eval_instances']['nsp']}, SOP "
+    notes = (f"{describe(setting, s, s.seeds)} Held-out sets (documents never trained on): NSP {result['eval_instances']['nsp']}, SOP "
              f"{result['eval_instances']['sop']} examples. Accuracy is the model's binary head on "
              "each set (label 1 = random B for NSP, swapped for SOP); values are mean ± half-range "
              "over seeds. Google's builder takes B from another document whenever a chunk holds one "

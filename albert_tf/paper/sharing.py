@@ -7,7 +7,7 @@ import os
 from albert_tf.config import AlbertConfig
 from albert_tf.paper.params import SHARING_NAMES, count_parameters
 from albert_tf.paper.report import markdown_table, mean_spread, publish
-from albert_tf.paper.small_scale import get_setting, prepare_corpus, pretrain_and_evaluate
+from albert_tf.paper.small_scale import describe, get_setting, prepare_corpus, pretrain_and_evaluate
 
 # Lan et al. (2019), Table 4, ALBERT-base E=128: downstream average of the four strategies.
 PAPER_AVG_E128 = {"all": 80.1, "attention": 81.7, "ffn": 80.2, "none": 81.6}
@@ -42,10 +42,7 @@ def sharing_rows(result: dict) -> list:
 def sharing(output_dir: str, setting: str = "full", **_) -> str:
     result = run_sharing(output_dir, setting)
     s = result["setting"]
-    notes = (f"Setting `{setting}`: seeds {list(s.sharing_seeds)}, {s.num_train_steps} steps of "
-             f"{s.train_batch_size} × {s.max_seq_length} tokens, H={s.model['hidden_size']}, "
-             f"E={s.model['embedding_size']}, L={s.model['num_hidden_layers']}; held-out set "
-             f"{result['eval_instances']} examples from documents never trained on (most frequent "
+    notes = (f"{describe(setting, s, s.sharing_seeds)} Held-out set {result['eval_instances']} examples from documents never trained on (most frequent "
              f"piece: MLM {result['baselines']['masked_lm_accuracy']:.3f}; SOP label-1 share "
              f"{result['baselines']['label_1_share']:.3f}). The paper "
              "reports downstream averages (SQuAD, MNLI, SST-2, RACE), not MLM accuracy, so only "

@@ -39,6 +39,14 @@ SETTINGS = {
 }
 
 
+def describe(name: str, s: Setting, seeds) -> str:
+    """One sentence naming a setting's seeds, schedule and model shape (for the table notes)."""
+    return (f"Setting `{name}`: seeds {list(seeds)} (weights and input order), {s.num_train_steps} "
+            f"steps of {s.train_batch_size} × {s.max_seq_length} tokens, H={s.model['hidden_size']}, "
+            f"E={s.model['embedding_size']}, L={s.model['num_hidden_layers']}, vocabulary "
+            f"{s.vocab_size}.")
+
+
 def get_setting(name: str) -> Setting:
     if name not in SETTINGS:
         raise ValueError(f"unknown setting {name!r}; use one of {sorted(SETTINGS)}")
