@@ -2,6 +2,7 @@
 shared-FFN and not-shared models after the same pretraining steps on the same data."""
 from __future__ import annotations
 
+import dataclasses
 import os
 
 from albert_tf.config import AlbertConfig
@@ -16,6 +17,7 @@ PAPER_AVG_E128 = {"all": 80.1, "attention": 81.7, "ffn": 80.2, "none": 81.6}
 def run_sharing(output_dir: str, setting: str) -> dict:
     """{sharing: {seed: metrics on the held-out SOP set}} plus the setting and set size."""
     s = get_setting(setting)
+    s = dataclasses.replace(s, num_train_steps=s.sharing_train_steps or s.num_train_steps)
     data = prepare_corpus(os.path.join(output_dir, "data"), s, kinds=("sop",))
     evals = {"sop": (data["sop_eval"], data["sop_eval_instances"])}
     runs = {sharing: {seed: pretrain_and_evaluate(

@@ -26,12 +26,14 @@ class Setting:
     held_out_percent: int = 17
     eval_batch_size: int = 64
     sharing_seeds: tuple = (1,)
+    sharing_train_steps: int | None = None  # the sharing table's steps (None: num_train_steps)
 
 
 SETTINGS = {
     "full": Setting("demo", 2000, 64, 10, 4, dict(DEMO_MODEL), 32, 1500, 1e-2, (1, 2, 3),
                     sharing_seeds=(1, 2, 3)),
-    "quick": Setting("demo", 2000, 64, 10, 2, dict(DEMO_MODEL), 32, 200, 1e-2, (1, 2, 3)),
+    "quick": Setting("demo", 2000, 64, 10, 2, dict(DEMO_MODEL), 32, 200, 1e-2, (1, 2, 3),
+                     sharing_train_steps=500),
     "tiny": Setting("pydoc", 400, 32, 5, 1, dict(DEMO_MODEL, embedding_size=16, hidden_size=32,
                                                  intermediate_size=64, num_hidden_layers=2,
                                                  num_attention_heads=2, max_position_embeddings=32),
