@@ -2,7 +2,7 @@
 
 Flag names and defaults are those of Google's create_pretraining_data.py, plus
 --num_workers (parallel processes), --shuffle_buffer_size and --one_output_per_input.
-The work is done by albert_tf.data.pretraining.build_pretraining_data; see
+The work is done by albert_tf.pretraining.builder.build_pretraining_data; see
 docs/pretraining_data.md for what differs from Google's script.
 
     python create_pretraining_data.py --input_file=corpus.txt --output_file=out.tfrecord \
@@ -51,9 +51,9 @@ def _log_progress(p: dict):
 
 def main(argv):
     del argv
-    from albert_tf.validate_drivers import validate_pretraining_data
+    from albert_tf.engine.validate_drivers import validate_pretraining_data
     inputs = validate_pretraining_data(FLAGS)
-    from albert_tf.data.pretraining import build_pretraining_data
+    from albert_tf.pretraining.builder import build_pretraining_data
     logging.info("*** Reading from %d input files ***", len(inputs))
     for path in inputs:
         logging.info("  %s", path)
@@ -78,5 +78,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    from albert_tf import cli
+    from albert_tf.engine import cli
     cli.run(main)

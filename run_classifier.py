@@ -1,7 +1,7 @@
 """Fine-tune ALBERT on a GLUE task (Google's run_classifier.py flags), evaluate, predict, export."""
 from absl import app, flags
 
-from albert_tf.finetuning_flags import define_finetuning_flags, options_from_flags
+from albert_tf.engine.flags import define_finetuning_flags, options_from_flags
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("data_dir", None, "Folder holding the GLUE task folders (CoLA/, MNLI/, ...).")
@@ -13,12 +13,12 @@ define_finetuning_flags()
 
 def main(argv):
     del argv
-    from albert_tf import validation
-    from albert_tf.validate_drivers import preload_glue, validate_classifier
+    from albert_tf.engine import validation
+    from albert_tf.engine.validate_drivers import preload_glue, validate_classifier
     # the strategy first: MultiWorkerMirroredStrategy must precede any other TF op
     strategy = validation.strategy_from_flags(FLAGS, "train_batch_size")
     config = validate_classifier(FLAGS)
-    from albert_tf.classification import GlueTask, TextEncoder, run_glue
+    from albert_tf.tasks.glue.task import GlueTask, TextEncoder, run_glue
     opts = options_from_flags(FLAGS)
     encoder = TextEncoder.from_files(FLAGS.spm_model_file, FLAGS.vocab_file, FLAGS.do_lower_case)
     task = GlueTask(FLAGS.task_name, FLAGS.data_dir, encoder, FLAGS.max_seq_length,
@@ -30,5 +30,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    from albert_tf import cli
+    from albert_tf.engine import cli
     cli.run(main)

@@ -5,7 +5,7 @@ ships with Python (pydoc_data.topics). Flags keep the names and defaults of Goog
 """
 from absl import app, flags
 
-from albert_tf import distribute
+from albert_tf.engine import distribute
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("albert_config_file", None, "albert_config.json of the model to pretrain.")
@@ -39,20 +39,20 @@ distribute.define_distribution_flags()
 def main(argv):
     del argv
     if FLAGS.albert_config_file is None and FLAGS.input_file is None:
-        from albert_tf.demo import run_demo
+        from albert_tf.pretraining.demo import run_demo
         run_demo(output_dir=FLAGS.output_dir or "demo_output")
         return
-    from albert_tf import validation
-    from albert_tf.validate_drivers import validate_pretraining
+    from albert_tf.engine import validation
+    from albert_tf.engine.validate_drivers import validate_pretraining
     # the strategy first: MultiWorkerMirroredStrategy must precede any other TF op
     strategy = validation.strategy_from_flags(FLAGS, "train_batch_size", "eval_batch_size")
     config = validate_pretraining(FLAGS)
-    from albert_tf.pretraining import PretrainingOptions, pretrain
+    from albert_tf.pretraining.task import PretrainingOptions, pretrain
     opts = PretrainingOptions(**{f: FLAGS[f].value for f in PretrainingOptions.__dataclass_fields__
                                  if f in FLAGS and f != "verbose"})
     pretrain(config, opts, strategy)
 
 
 if __name__ == "__main__":
-    from albert_tf import cli
+    from albert_tf.engine import cli
     cli.run(main)

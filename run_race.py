@@ -1,7 +1,7 @@
 """Fine-tune ALBERT on RACE multiple-choice reading comprehension (Google's run_race.py flags)."""
 from absl import app, flags
 
-from albert_tf.finetuning_flags import define_finetuning_flags, options_from_flags
+from albert_tf.engine.flags import define_finetuning_flags, options_from_flags
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("data_dir", None, "Folder that holds RACE/ ({train,dev,test}/{middle,high}/).")
@@ -15,14 +15,14 @@ define_finetuning_flags(learning_rate=1e-5, train_step=12000, warmup_step=1000,
 
 def main(argv):
     del argv
-    from albert_tf import validation
-    from albert_tf.validate_drivers import preload_race, validate_race
+    from albert_tf.engine import validation
+    from albert_tf.engine.validate_drivers import preload_race, validate_race
     # the strategy first: MultiWorkerMirroredStrategy must precede any other TF op
     strategy = validation.strategy_from_flags(FLAGS, "train_batch_size")
     config = validate_race(FLAGS)
-    from albert_tf.data.encoding import TextEncoder
-    from albert_tf.finetuning import run_finetuning
-    from albert_tf.multiple_choice import RaceTask, race_model_fn
+    from albert_tf.text.encoding import TextEncoder
+    from albert_tf.engine.finetuning import run_finetuning
+    from albert_tf.tasks.race.task import RaceTask, race_model_fn
     opts = options_from_flags(FLAGS)
     encoder = TextEncoder.from_files(FLAGS.spm_model_file, FLAGS.vocab_file, FLAGS.do_lower_case)
     task = RaceTask(FLAGS.data_dir, encoder, FLAGS.max_seq_length, FLAGS.cached_dir or FLAGS.output_dir,
@@ -33,5 +33,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    from albert_tf import cli
+    from albert_tf.engine import cli
     cli.run(main)

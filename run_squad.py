@@ -4,7 +4,7 @@ import os
 
 from absl import app, flags
 
-from albert_tf.finetuning_flags import define_finetuning_flags, options_from_flags
+from albert_tf.engine.flags import define_finetuning_flags, options_from_flags
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("train_file", None, "SQuAD json for training (train-v1.1.json / train-v2.0.json).")
@@ -27,14 +27,14 @@ define_finetuning_flags(max_seq_length=384, train_batch_size=32, learning_rate=5
 
 def main(argv):
     del argv
-    from albert_tf import validation
-    from albert_tf.validate_drivers import preload_squad, validate_squad
+    from albert_tf.engine import validation
+    from albert_tf.engine.validate_drivers import preload_squad, validate_squad
     # the strategy first: MultiWorkerMirroredStrategy must precede any other TF op
     strategy = validation.strategy_from_flags(FLAGS, "train_batch_size")
     config = validate_squad(FLAGS)
-    from albert_tf.finetuning import run_finetuning
-    from albert_tf.span_extraction import SquadSettings, SquadTask, squad_model_fn
-    from albert_tf.tokenization import FullTokenizer
+    from albert_tf.engine.finetuning import run_finetuning
+    from albert_tf.tasks.squad.task import SquadSettings, SquadTask, squad_model_fn
+    from albert_tf.text.tokenization import FullTokenizer
     preload_squad(FLAGS)
     cache = FLAGS.cached_dir or os.path.dirname(FLAGS.train_feature_file or FLAGS.predict_feature_file
                                                 or "") or FLAGS.output_dir
@@ -58,5 +58,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    from albert_tf import cli
+    from albert_tf.engine import cli
     cli.run(main)

@@ -25,7 +25,7 @@ def convert(albert_config_file, input_path, output_path, model_kind="pretrainer"
     """Read `input_path` into a model built from the config and write it to `output_path`;
     returns the LoadReport when the input is a TF1 checkpoint."""
     import keras
-    from albert_tf.checkpoints import load_original_checkpoint, save_original_checkpoint
+    from albert_tf.formats.tf1 import load_original_checkpoint, save_original_checkpoint
     from albert_tf.config import AlbertConfig
     config = AlbertConfig.from_json_file(albert_config_file)
     report = None

@@ -23,7 +23,7 @@ FIXTURES = SHARED / "fixtures"
 _CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, {root!r})
-from albert_tf.data.pretraining import build_pretraining_data
+from albert_tf.pretraining.builder import build_pretraining_data
 t0 = time.perf_counter()
 stats = build_pretraining_data({inp!r}, {out!r}, spm_model_file={spm!r},
                                max_seq_length=128, max_predictions_per_seq=20,

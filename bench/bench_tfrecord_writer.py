@@ -1,7 +1,7 @@
 """Benchmark: the builder's hand-written Example encoder + numpy CRC32C framing against
 tf.train.Example + tf.io.TFRecordWriter, inside the builder's real round loop.
 
-Every variant runs `albert_tf.data.pretraining._round_job` itself (make instances ->
+Every variant runs `albert_tf.pretraining.builder._round_job` itself (make instances ->
 stats -> encode -> shuffle buffer -> frame -> write) with its `ExampleEncoder` and
 `frame_records` swapped by `unittest.mock.patch`; a swapped `frame_records` hands each
 record to a `tf.io.TFRecordWriter` and returns b"". Variants:
@@ -73,7 +73,7 @@ class TFExampleEncoder:
 
     def __init__(self, max_seq_length: int, max_predictions_per_seq: int, vocab_size: int):
         import tensorflow as tf
-        from albert_tf.data.pretraining import FEATURE_NAMES
+        from albert_tf.pretraining.builder import FEATURE_NAMES
         self.L, self.P, self.names, self.train = (max_seq_length, max_predictions_per_seq,
                                                   FEATURE_NAMES, tf.train)
 
@@ -97,7 +97,7 @@ class TFTemplateEncoder:
 
     def __init__(self, max_seq_length: int, max_predictions_per_seq: int, vocab_size: int):
         import tensorflow as tf
-        from albert_tf.data.pretraining import FEATURE_NAMES
+        from albert_tf.pretraining.builder import FEATURE_NAMES
         self.L, self.P = max_seq_length, max_predictions_per_seq
         self.example = tf.train.Example()
         feats = self.example.features.feature
@@ -138,7 +138,7 @@ class TFRecordSink:
 
 
 def _encoder_class(variant: str):
-    from albert_tf.data import pretraining as pt
+    from albert_tf.pretraining import builder as pt
     return {"a": pt.ExampleEncoder, "b": TFExampleEncoder, "c": TFTemplateEncoder,
             "d": pt.ExampleEncoder, "null": NullEncoder}[variant]
 
@@ -150,7 +150,7 @@ def run_round(variant: str, job: dict, out_path: str, instances=None) -> dict:
     encode + write alone. Returns wall and CPU seconds, the instance count and the path
     that holds the records.
     """
-    from albert_tf.data import pretraining as pt
+    from albert_tf.pretraining import builder as pt
     part = out_path if not USES_TF.get(variant) else out_path + ".unused"
     args = (job["cache_dir"], job["id_code"], 0, 0, job["options"], job["vocab"], part)
     with contextlib.ExitStack() as stack:
@@ -184,7 +184,7 @@ def make_corpus(path: pathlib.Path, megabytes: float):
 
 def prepare_job(corpus: pathlib.Path, cache_dir: str, seq: int) -> dict:
     """Tokenises `corpus` into a token cache; returns what _round_job needs."""
-    from albert_tf.data import pretraining as pt
+    from albert_tf.pretraining import builder as pt
     options = pt.BuilderOptions(max_seq_length=seq, max_predictions_per_seq=20,
                                 dupe_factor=1)
     spec = pt.TokenizerSpec(spm_model_file=str(SPM_MODEL))
@@ -197,7 +197,7 @@ def prepare_job(corpus: pathlib.Path, cache_dir: str, seq: int) -> dict:
 def premade_instances(job: dict) -> list:
     """The instances _round_job makes for round 0 of file 0 (same seed)."""
     import random
-    from albert_tf.data import pretraining as pt
+    from albert_tf.pretraining import builder as pt
     rng = random.Random(pt.round_seed(job["options"].random_seed, 0, 0))
     cache = pt.TokenCache(job["cache_dir"], job["id_code"])
     try:
@@ -212,7 +212,7 @@ def premade_instances(job: dict) -> list:
 def check_equality(job: dict, instances: list, tmp: str) -> dict:
     """Do a, b and c give identical records, parsed Examples and TFRecord files?"""
     import tensorflow as tf
-    from albert_tf.data import pretraining as pt
+    from albert_tf.pretraining import builder as pt
     L, P, size = job["seq"], job["options"].max_predictions_per_seq, job["vocab"].size
     encoders = {v: _encoder_class(v)(L, P, size) for v in ("a", "b", "c")}
     recs = {v: [e.encode(i) for i in instances] for v, e in encoders.items()}
@@ -290,7 +290,7 @@ def worker_child(variant: str, job_file: str, out_path: str):
     """One builder worker in a fresh process: imports (TensorFlow for the library
     variants), then one round; prints a JSON line of times and peak RSS."""
     w0, c0 = time.perf_counter(), time.process_time()
-    import albert_tf.data.pretraining  # noqa: F401  (what a worker imports today)
+    import albert_tf.pretraining.builder  # noqa: F401  (what a worker imports today)
     base = {"import_s": time.perf_counter() - w0, "import_cpu": time.process_time() - c0,
             "rss_after_import": _peak_rss()}
     tf_import = {"tf_import_s": 0.0, "tf_import_cpu": 0.0}

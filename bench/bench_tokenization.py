@@ -65,7 +65,7 @@ def google_ids(sp, lines) -> int:
 
 def python_path(tok, lines) -> int:
     """preprocess_text + tokenize + convert_tokens_to_ids per line (the builders' usage)."""
-    from albert_tf.tokenization import preprocess_text
+    from albert_tf.text.tokenization import preprocess_text
     n = 0
     for line in lines:
         n += len(tok.convert_tokens_to_ids(tok.tokenize(preprocess_text(line, lower=True))))
@@ -74,13 +74,13 @@ def python_path(tok, lines) -> int:
 
 def python_encode(tok, lines) -> int:
     """preprocess_text + encode (ids directly) per line."""
-    from albert_tf.tokenization import preprocess_text
+    from albert_tf.text.tokenization import preprocess_text
     return sum(len(tok.encode(preprocess_text(line, lower=True))) for line in lines)
 
 
 def python_batch(tok, lines, batch) -> int:
     """preprocess_text per line + encode_batch per chunk of lines."""
-    from albert_tf.tokenization import preprocess_text
+    from albert_tf.text.tokenization import preprocess_text
     n = 0
     for i in range(0, len(lines), batch):
         chunk = [preprocess_text(l, lower=True) for l in lines[i:i + batch]]
@@ -117,7 +117,7 @@ def main():
     args = ap.parse_args()
 
     import sentencepiece as spm
-    from albert_tf.tokenization import FullTokenizer
+    from albert_tf.text.tokenization import FullTokenizer
     lines = load_lines(args.mb)
     mb = sum(len(l.encode("utf-8")) + 1 for l in lines) / 1e6
     print(f"{len(lines)} lines, {mb:.2f} MB, model {args.model}, {os.cpu_count()} CPUs")
@@ -131,7 +131,7 @@ def main():
           lambda: python_batch(tok, lines, args.batch), args.repeats)
 
     import tensorflow as tf
-    from albert_tf.graph_tokenizer import GraphTokenizer
+    from albert_tf.text.graph_tokenizer import GraphTokenizer
     g = GraphTokenizer(args.model)
     fn = tf.function(g.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
     batches = [tf.constant(lines[i:i + args.batch]) for i in range(0, len(lines), args.batch)]

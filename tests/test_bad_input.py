@@ -354,7 +354,7 @@ def test_config_typo_is_an_error_but_released_unused_keys_round_trip():
                                      {"sharing": "none"}, {"embedding_size": 32}])
 def test_expected_shapes_are_those_of_the_built_model(changes, fixtures_dir):
     """The config-only shape table equals the variables a built model has, for every layout."""
-    from albert_tf.checkpoints import encoder_variable_map, expected_encoder_shapes
+    from albert_tf.formats.tf1 import encoder_variable_map, expected_encoder_shapes
     from albert_tf.config import AlbertConfig
     from albert_tf.modeling.models import AlbertModel
     import numpy as np
@@ -375,7 +375,7 @@ def test_init_from_checkpoint_errors_and_report(fixtures_dir, tmp_path, caplog):
     from albert_tf.config import AlbertConfig
     from albert_tf.errors import InputError
     from albert_tf.modeling.tasks import AlbertClassifier
-    from albert_tf.training import init_from_checkpoint
+    from albert_tf.engine.training import init_from_checkpoint
     config = AlbertConfig.from_json_file(fixtures_dir / "albert_tiny" / "albert_config.json")
     model = AlbertClassifier(config, 2, 0.1)
     ids = np.zeros((1, 4), np.int32)
@@ -396,7 +396,7 @@ def test_init_from_checkpoint_errors_and_report(fixtures_dir, tmp_path, caplog):
 def test_random_init_warning(tmp_path, caplog):
     """--do_train without --init_checkpoint (and nothing to resume) warns once; with one, not."""
     import logging
-    from albert_tf.finetuning import FineTuningOptions, warn_if_random_init
+    from albert_tf.engine.finetuning import FineTuningOptions, warn_if_random_init
     with caplog.at_level(logging.WARNING):
         assert warn_if_random_init(FineTuningOptions(output_dir=str(tmp_path)), do_train=True)
     assert sum("random weights" in r.getMessage() for r in caplog.records) == 1

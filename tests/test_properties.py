@@ -9,10 +9,11 @@ import unicodedata
 import tensorflow as tf
 from hypothesis import given, settings, strategies as st
 
-from albert_tf import squad_postprocess as pp
-from albert_tf.data import packing, squad
-from albert_tf.graph_tokenizer import GraphTokenizer
-from albert_tf.tokenization import FullTokenizer, preprocess_text
+from albert_tf.tasks.squad import postprocess as pp
+from albert_tf.text import packing
+from albert_tf.tasks.squad import data as squad
+from albert_tf.text.graph_tokenizer import GraphTokenizer
+from albert_tf.text.tokenization import FullTokenizer, preprocess_text
 from conftest import FIXTURES
 
 MODEL = str(FIXTURES / "spm.model")

@@ -171,13 +171,13 @@ class AlbertPretrainer(ConfigSerializable, ServingSignature, AlbertTaskModel):
         self.built = True
 
     def task_loss(self, features, labels, outputs):
-        from albert_tf.losses import pretraining_loss
+        from albert_tf.modeling.losses import pretraining_loss
         total, _, _ = pretraining_loss(outputs, features)
         return total
 
     def update_task_metrics(self, features, labels, outputs):
         """Google's eval metrics: weighted MLM accuracy and loss, SOP accuracy and loss."""
-        from albert_tf.losses import masked_lm_example_loss, sentence_order_example_loss
+        from albert_tf.modeling.losses import masked_lm_example_loss, sentence_order_example_loss
         weights = ops.cast(features["masked_lm_weights"], "float32")
         ids = ops.cast(features["masked_lm_ids"], "int32")
         mlm_pred = ops.cast(ops.argmax(outputs["mlm_logits"], axis=-1), "int32")
@@ -201,7 +201,7 @@ class AlbertPretrainer(ConfigSerializable, ServingSignature, AlbertTaskModel):
 
     def original_head_variables(self):
         """Google names of the head variables (`cls/predictions/...`, `cls/seq_relationship/...`)."""
-        from albert_tf.checkpoints import mlm_head_variable_map, pooled_head_variable_map
+        from albert_tf.formats.tf1 import mlm_head_variable_map, pooled_head_variable_map
         return {**mlm_head_variable_map(self.mlm_head),
                 **pooled_head_variable_map(self.sop_head, "cls/seq_relationship")}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from albert_tf.demo import (DEMO_MODEL, _pydoc_named, demo_documents, held_out_baselines,
+from albert_tf.pretraining.demo import (DEMO_MODEL, _pydoc_named, demo_documents, held_out_baselines,
                             split_documents, write_corpus)
 
 
@@ -59,8 +59,8 @@ def prepare_corpus(output_dir: str, s: Setting, kinds=("sop",)) -> dict:
     """SentencePiece on the training documents and, per kind ("sop" / "nsp"), training and
     held-out TFRecords. Returns {"spm", "<kind>_train", "<kind>_eval", "<kind>_eval_instances",
     "<kind>_eval_baselines"} (baselines: held_out_baselines of the held-out set)."""
-    from albert_tf.data.pretraining import build_pretraining_data
-    from albert_tf.tokenization import train_sentencepiece
+    from albert_tf.pretraining.builder import build_pretraining_data
+    from albert_tf.text.tokenization import train_sentencepiece
     named = demo_documents() if s.corpus == "demo" else _pydoc_named()
     train_docs, held_docs = split_documents(named, s.held_out_percent)
     os.makedirs(output_dir, exist_ok=True)
@@ -83,7 +83,7 @@ def prepare_corpus(output_dir: str, s: Setting, kinds=("sop",)) -> dict:
 
 
 def _options(s: Setting, train_file: str, eval_file: str, model_dir: str, seed: int, eval_steps: int):
-    from albert_tf.pretraining import PretrainingOptions
+    from albert_tf.pretraining.task import PretrainingOptions
     return PretrainingOptions(
         input_file=train_file, eval_input_file=eval_file, output_dir=model_dir, do_eval=True,
         max_seq_length=s.max_seq_length, max_predictions_per_seq=s.max_predictions_per_seq,
@@ -106,8 +106,8 @@ def pretrain_and_evaluate(s: Setting, model_dir: str, train_file: str, evals: di
     import dataclasses as dc
     import keras
     from albert_tf.config import AlbertConfig
-    from albert_tf import training
-    from albert_tf.pretraining import pretrain
+    from albert_tf.engine import training
+    from albert_tf.pretraining.task import pretrain
     keras.utils.set_random_seed(seed)
     config = AlbertConfig(vocab_size=s.vocab_size, **{**s.model, **model_changes})
     first, *rest = evals

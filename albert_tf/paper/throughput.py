@@ -48,7 +48,7 @@ def measure(config: AlbertConfig, batch: int, seq: int, steps: int) -> float:
     """Training sequences/s of AlbertPretrainer (LAMB) after one untimed compile step."""
     import keras
     from albert_tf.modeling.models import AlbertPretrainer
-    from albert_tf.optimization import create_optimizer
+    from albert_tf.engine.optimization import create_optimizer
     keras.backend.clear_session()
     model = AlbertPretrainer(config)
     model.compile(optimizer=create_optimizer(1e-4, 1000, 10, optimizer="lamb"), jit_compile=False)

@@ -1,5 +1,5 @@
 """Run many command lines through one driver in ONE process (TensorFlow imported once), the
-way `python DRIVER ARGS` would run them through albert_tf.cli.run: for each, the exit code
+way `python DRIVER ARGS` would run them through albert_tf.engine.cli.run: for each, the exit code
 and everything Python wrote to stderr (absl log lines included), written as JSON.
 
     python bad_input_runner.py DRIVER.py CASES.json RESULTS.json
@@ -24,7 +24,7 @@ def load_driver(path):
 def run_case(module, driver, argv):
     """(exit code, stderr text) of one command line; flags reset to their defaults first."""
     from absl import flags, logging
-    from albert_tf import cli
+    from albert_tf.engine import cli
     flags.FLAGS.unparse_flags()
     handler = logging.get_absl_handler().python_handler
     saved, buf, code = handler.stream, io.StringIO(), 0

@@ -11,10 +11,10 @@ cpu = tf.config.list_physical_devices("CPU")[0]
 tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
 
 from albert_tf import AlbertConfig  # noqa: E402
-from albert_tf.classification import GlueTask, run_glue  # noqa: E402
-from albert_tf.data.encoding import TextEncoder  # noqa: E402
-from albert_tf.distribute import get_strategy  # noqa: E402
-from albert_tf.finetuning import FineTuningOptions  # noqa: E402
+from albert_tf.tasks.glue.task import GlueTask, run_glue  # noqa: E402
+from albert_tf.text.encoding import TextEncoder  # noqa: E402
+from albert_tf.engine.distribute import get_strategy  # noqa: E402
+from albert_tf.engine.finetuning import FineTuningOptions  # noqa: E402
 
 fixtures, data = sys.argv[1], sys.argv[2]
 strategy = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])

@@ -11,8 +11,8 @@ tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfigur
 
 import numpy as np  # noqa: E402
 from albert_tf import AlbertConfig  # noqa: E402
-from albert_tf.distribute import get_strategy  # noqa: E402
-from albert_tf.pretraining import PretrainingOptions, pretrain  # noqa: E402
+from albert_tf.engine.distribute import get_strategy  # noqa: E402
+from albert_tf.pretraining.task import PretrainingOptions, pretrain  # noqa: E402
 
 fixtures = sys.argv[1]
 optimizer = sys.argv[2] if len(sys.argv) > 2 else "lamb"
@@ -28,7 +28,7 @@ for name, strategy in (("one", get_strategy("one_device")),
         learning_rate=1e-3, optimizer=optimizer, seed=7, verbose=0, do_eval=True)
     out = pretrain(config, opts, strategy)
     from albert_tf.modeling.models import AlbertPretrainer
-    from albert_tf.checkpoints import load_original_checkpoint
+    from albert_tf.formats.tf1 import load_original_checkpoint
     model = AlbertPretrainer(config)
     load_original_checkpoint(model, f"{opts.output_dir}/model.ckpt-best")
     results[name] = {"eval": out, "weights": [np.asarray(w) for w in model.weights]}

@@ -1,0 +1,54 @@
+"""absl flags shared by run_classifier.py, run_squad.py and run_race.py (Google's names), defined
+once here; each driver passes its own defaults."""
+from absl import flags
+
+from albert_tf.engine import distribute
+from albert_tf.errors import InputError
+from albert_tf.engine.finetuning import FineTuningOptions
+
+COMMON_DEFAULTS = dict(train_batch_size=32, eval_batch_size=8, predict_batch_size=8,
+                       learning_rate=5e-5, train_step=1000, warmup_step=0,
+                       save_checkpoints_steps=1000, keep_checkpoint_max=5, optimizer="adamw",
+                       iterations_per_loop=1, max_seq_length=512, do_lower_case=True)
+
+
+def define_finetuning_flags(**defaults):
+    """Model, tokenizer, schedule, checkpointing and distribution flags."""
+    d = {**COMMON_DEFAULTS, **defaults}
+    flags.DEFINE_string("albert_config_file", None, "albert_config.json of the pretrained model.")
+    flags.DEFINE_string("init_checkpoint", None, "Pretrained checkpoint (Google TF1 or albert_tf).")
+    flags.DEFINE_string("spm_model_file", None, "SentencePiece model (30k-clean.model).")
+    flags.DEFINE_string("vocab_file", None, "WordPiece vocab (the Chinese releases), instead of an spm model.")
+    flags.DEFINE_string("output_dir", None, "Checkpoints, results and predictions go here.")
+    flags.DEFINE_string("cached_dir", None, "Where feature TFRecords are cached (default: output_dir).")
+    flags.DEFINE_bool("do_lower_case", d["do_lower_case"], "Lowercase the input text.")
+    flags.DEFINE_integer("max_seq_length", d["max_seq_length"], "Total input length in pieces.")
+    flags.DEFINE_bool("do_train", d.get("do_train", False), "Whether to train.")
+    flags.DEFINE_bool("do_eval", d.get("do_eval", False), "Whether to evaluate on dev.")
+    flags.DEFINE_bool("do_predict", False, "Whether to predict the test set.")
+    flags.DEFINE_integer("train_batch_size", d["train_batch_size"], "Global training batch size.")
+    flags.DEFINE_integer("eval_batch_size", d["eval_batch_size"], "Evaluation batch size.")
+    flags.DEFINE_integer("predict_batch_size", d["predict_batch_size"], "Prediction batch size.")
+    flags.DEFINE_float("learning_rate", d["learning_rate"], "Peak learning rate.")
+    flags.DEFINE_integer("train_step", d["train_step"], "Optimizer steps.")
+    flags.DEFINE_integer("warmup_step", d["warmup_step"], "Linear warmup steps.")
+    flags.DEFINE_integer("save_checkpoints_steps", d["save_checkpoints_steps"],
+                         "Steps between checkpoints; each one is evaluated when --do_eval.")
+    flags.DEFINE_integer("keep_checkpoint_max", d["keep_checkpoint_max"], "Checkpoints kept.")
+    flags.DEFINE_enum("optimizer", d["optimizer"], ["adamw", "lamb"], "Optimizer.")
+    flags.DEFINE_integer("iterations_per_loop", d["iterations_per_loop"],
+                         "Steps per host loop (Keras steps_per_execution).")
+    flags.DEFINE_integer("log_every_steps", 100, "Steps between steps/s log lines.")
+    flags.DEFINE_integer("seed", 12345, "Seed of the training-data shuffle.")
+    distribute.define_distribution_flags()
+
+
+def options_from_flags(FLAGS) -> FineTuningOptions:
+    """FineTuningOptions from the shared flags; required flags checked with one clear error."""
+    for name in ("albert_config_file", "output_dir"):
+        if not FLAGS[name].value:
+            raise InputError(f"--{name} is required")
+    if not (FLAGS.spm_model_file or FLAGS.vocab_file):
+        raise InputError("one of --spm_model_file or --vocab_file is required")
+    names = [f for f in FineTuningOptions.__dataclass_fields__ if f in FLAGS and f != "verbose"]
+    return FineTuningOptions(**{f: FLAGS[f].value for f in names})

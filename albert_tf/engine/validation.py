@@ -1,0 +1,230 @@
+"""Checks of every driver's flags, files, config, tokenizer and checkpoint, made in one pass
+before any work (no features, models or output folders), each failure one InputError naming
+the flag or file at fault and what would fit.
+
+Generic checks are here; `validate_<driver>(FLAGS)` in albert_tf/engine/validate_drivers.py combine
+them per driver. TensorFlow is imported only to read a checkpoint's or TFRecord's index.
+"""
+from __future__ import annotations
+
+import codecs
+import difflib
+import math
+import os
+
+from albert_tf.errors import InputError
+
+
+# ---- flags ------------------------------------------------------------------------------------
+def require(FLAGS, *names, why=""):
+    """Each flag must be given (non-empty)."""
+    for name in names:
+        if FLAGS[name].value in (None, ""):
+            raise InputError(f"--{name} is required{why}")
+
+
+def check_at_least(FLAGS, minimum, *names):
+    """Each integer flag (when set) must be >= minimum."""
+    for name in names:
+        value = FLAGS[name].value
+        if value is not None and value < minimum:
+            raise InputError(f"--{name}={value}: must be >= {minimum}")
+
+
+def check_positive_float(FLAGS, *names):
+    """Each float flag must be finite and > 0."""
+    for name in names:
+        value = FLAGS[name].value
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise InputError(f"--{name}={value}: must be a positive number")
+
+
+def check_fraction(FLAGS, name, *, low_open=False, high_open=False):
+    """A probability flag in [0, 1] (ends excluded as asked)."""
+    value = FLAGS[name].value
+    ok = math.isfinite(value) and (value > 0 if low_open else value >= 0) and (
+        value < 1 if high_open else value <= 1)
+    if not ok:
+        interval = ("(" if low_open else "[") + "0, 1" + (")" if high_open else "]")
+        raise InputError(f"--{name}={value}: must be in {interval}")
+
+
+def check_choice(flag, value, choices):
+    """`value` must be one of `choices`; the error suggests the closest."""
+    if value in choices:
+        return
+    close = difflib.get_close_matches(str(value), list(choices), n=1, cutoff=0.5)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise InputError(f"--{flag}={value!r} is unknown{hint} (known: {', '.join(choices)})")
+
+
+def check_divides(FLAGS, name, divisor, what):
+    """A batch flag must be a multiple of `divisor` (replicas, accumulation steps)."""
+    value = FLAGS[name].value
+    if value % divisor:
+        raise InputError(f"--{name}={value}: must be a multiple of {what} ({divisor})")
+
+
+# ---- files and folders ------------------------------------------------------------------------
+def check_file(flag, path, what="file"):
+    """`path` must be an existing, non-empty regular file."""
+    if not os.path.exists(path):
+        raise InputError(f"--{flag}: {what} {path} does not exist")
+    if not os.path.isfile(path):
+        raise InputError(f"--{flag}: {path} is a directory, not a {what}")
+    if os.path.getsize(path) == 0:
+        raise InputError(f"--{flag}: {what} {path} is empty")
+
+
+def check_dir(flag, path, what="folder"):
+    """`path` must be an existing directory."""
+    if not os.path.isdir(path):
+        problem = "is a file, not a folder" if os.path.exists(path) else "does not exist"
+        raise InputError(f"--{flag}: {what} {path} {problem}")
+
+
+def _nearest_existing(path):
+    """The path itself, or its closest ancestor that exists."""
+    path = os.path.abspath(path)
+    while not os.path.exists(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return path
+
+
+def check_output_dir(flag, path):
+    """An output folder: a directory (or absent) that can be created and written; nothing is
+    created here."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise InputError(f"--{flag}: {path} is a file; give a folder (it is created if absent)")
+    base = _nearest_existing(path)
+    if not os.path.isdir(base):
+        raise InputError(f"--{flag}: {path} cannot be created: {base} is a file")
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise InputError(f"--{flag}: {path} is not writable ({base} denies writing)")
+
+
+def check_output_file(flag, path):
+    """An output file: not a folder, in a folder that can be created and written."""
+    if os.path.isdir(path):
+        raise InputError(f"--{flag}: {path} is a folder; give a file name")
+    check_output_dir(flag, os.path.dirname(os.path.abspath(path)))
+
+
+def check_utf8(flag, path) -> bool:
+    """The whole file must decode as UTF-8; the error names the line. Returns whether the
+    file holds any non-blank text."""
+    decoder, line, has_text = codecs.getincrementaldecoder("utf-8")(), 1, False
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            try:
+                text = decoder.decode(chunk)
+            except UnicodeDecodeError as e:
+                line += chunk[:e.start].count(b"\n")
+                raise InputError(f"{path}:{line}: not UTF-8 text (byte {chunk[e.start]:#04x}; "
+                                 f"given by --{flag})") from None
+            line += text.count("\n")
+            has_text = has_text or bool(text.strip())
+    return has_text
+
+
+def check_has_checkpoint(FLAGS, why):
+    """--init_checkpoint or a checkpoint in --output_dir must exist (no silent random weights)."""
+    import tensorflow as tf
+    if FLAGS.init_checkpoint:
+        return
+    out = FLAGS.output_dir
+    if os.path.isdir(out) and (tf.train.latest_checkpoint(out) or
+                               os.path.exists(os.path.join(out, "model.ckpt-best.index"))):
+        return
+    raise InputError(f"--init_checkpoint is required {why}: --output_dir {out} holds no "
+                     "checkpoint, and the model would be random")
+
+
+# ---- model files ------------------------------------------------------------------------------
+def load_config(flag, path):
+    """The AlbertConfig of `path`; unknown keys, bad values and bad JSON are InputErrors."""
+    from albert_tf.config import AlbertConfig
+    check_file(flag, path, "config file")
+    try:
+        return AlbertConfig.from_json_file(path)
+    except InputError as e:
+        raise InputError(f"--{flag}: {e}") from None
+
+
+def check_tokenizer(FLAGS, config=None):
+    """--spm_model_file (a SentencePiece model) or --vocab_file (one piece a line) must exist,
+    load, and fit the embedding: ids >= config.vocab_size would fail only inside training."""
+    if FLAGS.spm_model_file:
+        flag, path = "spm_model_file", FLAGS.spm_model_file
+        check_file(flag, path, "SentencePiece model")
+        size = _spm_size(path)
+    elif FLAGS.vocab_file:
+        flag, path = "vocab_file", FLAGS.vocab_file
+        check_file(flag, path, "vocab file")
+        check_utf8(flag, path)
+        with open(path, encoding="utf-8") as f:
+            size = sum(1 for line in f if line.strip())
+    else:
+        raise InputError("--spm_model_file is required (or --vocab_file for a WordPiece model)")
+    if config is not None and size > config.vocab_size:
+        raise InputError(f"--{flag}: {path} has {size} pieces but the ALBERT config's vocab_size "
+                         f"is {config.vocab_size}; use the tokenizer released with the model")
+    return size
+
+
+def _spm_size(path):
+    """Pieces of a SentencePiece model; an unreadable file is an InputError."""
+    import sentencepiece as spm
+    sp = spm.SentencePieceProcessor()
+    try:
+        sp.Load(path)
+    except (OSError, RuntimeError) as e:
+        raise InputError(f"--spm_model_file: {path} is not a SentencePiece model "
+                         f"({str(e).splitlines()[0] if str(e) else type(e).__name__})") from None
+    return sp.GetPieceSize()
+
+
+def check_checkpoint(flag, path, config, config_flag="albert_config_file", **kwargs):
+    """A checkpoint (prefix, folder or .index file) that exists and whose variables have the
+    names and shapes the config gives them; read from its index, no model is built."""
+    from albert_tf.formats import tf1 as checkpoints
+    if not path:
+        return None
+    try:
+        checkpoints.resolve_checkpoint_path(path)
+    except FileNotFoundError as e:
+        raise InputError(f"--{flag}: {e}") from None
+    try:
+        return checkpoints.check_checkpoint_fits_config(
+            config, path, config_file=f"--{config_flag}", **kwargs)
+    except InputError as e:
+        raise InputError(f"--{flag}: {e}") from None
+
+
+def check_seq_length(FLAGS, config, name="max_seq_length", minimum=2):
+    """The sequence length must fit the position embeddings."""
+    value = FLAGS[name].value
+    if value < minimum:
+        raise InputError(f"--{name}={value}: must be >= {minimum}")
+    if value > config.max_position_embeddings:
+        raise InputError(f"--{name}={value} exceeds the ALBERT config's max_position_embeddings "
+                         f"({config.max_position_embeddings}); use at most that")
+
+
+# ---- distribution -----------------------------------------------------------------------------
+def strategy_from_flags(FLAGS, *batch_flags):
+    """The tf.distribute strategy; a TPU that is absent or a bad strategy setting is one
+    InputError, and each batch flag must divide over the replicas."""
+    from albert_tf.engine import distribute
+    try:
+        strategy = distribute.strategy_from_flags(FLAGS)
+    except ValueError as e:
+        flag = "--use_tpu" if FLAGS.use_tpu else f"--strategy_type={FLAGS.strategy_type}"
+        message = str(e)
+        raise InputError(message if message.startswith("--") else f"{flag}: {message}") from None
+    for name in batch_flags:
+        check_divides(FLAGS, name, strategy.num_replicas_in_sync, "the replicas in sync")
+    return strategy

@@ -1,0 +1,138 @@
+"""Pretraining ALBERT with MLM + SOP on Google's TFRecords, through the shared engine."""
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Optional
+
+from absl import logging
+import tensorflow as tf
+
+from albert_tf.engine import distribute, training
+from albert_tf.config import AlbertConfig
+from albert_tf.pretraining.input import pretraining_dataset
+
+
+@dataclasses.dataclass
+class PretrainingOptions:
+    """run_pretraining.py's flags, with Google's defaults."""
+    input_file: str
+    output_dir: str
+    eval_input_file: Optional[str] = None
+    init_checkpoint: Optional[str] = None
+    max_seq_length: int = 512
+    max_predictions_per_seq: int = 20
+    do_train: bool = True
+    do_eval: bool = False
+    train_batch_size: int = 4096
+    eval_batch_size: int = 64
+    optimizer: str = "lamb"
+    learning_rate: float = 0.00176
+    poly_power: float = 1.0
+    num_train_steps: int = 125000
+    num_warmup_steps: int = 3125
+    start_warmup_step: int = 0
+    save_checkpoints_steps: int = 5000
+    keep_checkpoint_max: int = 5
+    iterations_per_loop: int = 1000
+    max_eval_steps: int = 100
+    init_from_group0: bool = False
+    jit_compile: Optional[bool] = None
+    gradient_accumulation_steps: int = 1
+    bias_correction: bool = False
+    log_every_steps: int = 100
+    seed: Optional[int] = None
+    verbose: object = "auto"
+
+
+def _model_fn(config, opts):
+    from albert_tf.modeling.models import AlbertPretrainer
+    return lambda: AlbertPretrainer(config)
+
+
+def _optimizer_fn(opts):
+    from albert_tf.engine.optimization import create_optimizer
+    return lambda: create_optimizer(
+        opts.learning_rate, opts.num_train_steps, opts.num_warmup_steps, optimizer=opts.optimizer,
+        poly_power=opts.poly_power, start_warmup_step=opts.start_warmup_step,
+        bias_correction=opts.bias_correction,
+        gradient_accumulation_steps=opts.gradient_accumulation_steps)
+
+
+def eval_dataset_fn(opts):
+    files = opts.eval_input_file or opts.input_file
+    def dataset_fn(batch, ctx):
+        # max_eval_steps global steps: each pipeline feeds its replicas one batch per step.
+        per_pipeline = max(1, ctx.num_replicas_in_sync // ctx.num_input_pipelines)
+        return pretraining_dataset(files, batch, opts.max_seq_length, opts.max_predictions_per_seq,
+                                   is_training=False, input_context=ctx).take(
+                                       opts.max_eval_steps * per_pipeline)
+    return dataset_fn
+
+
+def make_evaluate_fn(opts, strategy):
+    """Google's eval: masked_lm_accuracy/loss and sentence_order_accuracy/loss on up to
+    max_eval_steps batches."""
+    def evaluate(model):
+        ds = distribute.distribute_dataset(strategy, eval_dataset_fn(opts), opts.eval_batch_size)
+        # steps: the dataset's cardinality is unknown, and without steps Keras runs one step
+        # past its end that counts a batch twice (a replica's half of it under Mirrored,
+        # depending on timing).
+        results = model.evaluate(ds, steps=opts.max_eval_steps, return_dict=True, verbose=0)
+        return {k: v for k, v in results.items()}
+    return evaluate
+
+
+def pretrain(config: AlbertConfig, opts: PretrainingOptions, strategy=None) -> dict:
+    """Train (do_train) and/or evaluate (do_eval) ALBERT; returns the last eval results.
+
+    Resumes from the newest checkpoint in output_dir; otherwise init_checkpoint (a Google TF1
+    checkpoint or one of ours) initialises the weights. The best checkpoint by
+    masked_lm_accuracy is exported to output_dir/model.ckpt-best in Google's format.
+    """
+    strategy = strategy or tf.distribute.get_strategy()
+    if not opts.do_train and not opts.do_eval:
+        raise ValueError("at least one of --do_train or --do_eval must be True")
+    if opts.max_seq_length > config.max_position_embeddings:
+        raise ValueError(f"--max_seq_length {opts.max_seq_length} exceeds max_position_embeddings "
+                         f"{config.max_position_embeddings} of the ALBERT config")
+    with training.output_dir_lock(opts.output_dir, strategy):
+        return _pretrain(config, opts, strategy)
+
+
+def _pretrain(config, opts, strategy) -> dict:
+    os.makedirs(opts.output_dir, exist_ok=True)
+    evaluate = make_evaluate_fn(opts, strategy) if opts.do_eval else None
+    if opts.do_train:
+        run = training.RunConfig(
+            output_dir=opts.output_dir, num_train_steps=opts.num_train_steps,
+            save_checkpoints_steps=opts.save_checkpoints_steps,
+            keep_checkpoint_max=opts.keep_checkpoint_max,
+            iterations_per_loop=opts.iterations_per_loop, jit_compile=opts.jit_compile,
+            best_metric="masked_lm_accuracy" if opts.do_eval else None,
+            log_every_steps=opts.log_every_steps,
+            gradient_accumulation_steps=opts.gradient_accumulation_steps, verbose=opts.verbose,
+            seed=opts.seed)
+        train_fn = lambda batch, ctx: pretraining_dataset(
+            opts.input_file, batch, opts.max_seq_length, opts.max_predictions_per_seq,
+            is_training=True, input_context=ctx, seed=opts.seed)
+        init = opts.init_checkpoint
+        result = training.train(
+            _model_fn(config, opts), _optimizer_fn(opts), train_fn, opts.train_batch_size, run,
+            strategy, evaluate_fn=evaluate, init_checkpoint=init,
+            init_kwargs={"group0_fallback": opts.init_from_group0})
+        if result.eval_history:
+            return result.eval_history[-1]
+        return {"global_step": result.global_step}
+    # evaluation only: the newest checkpoint of output_dir, else init_checkpoint
+    with strategy.scope():
+        model = training.compile_for_inference(_model_fn(config, opts)(), strategy, opts.jit_compile)
+    source = tf.train.latest_checkpoint(opts.output_dir) or opts.init_checkpoint
+    if not source:
+        raise ValueError("--do_eval without --do_train needs a checkpoint in --output_dir or --init_checkpoint")
+    training.init_from_checkpoint(model, source, group0_fallback=opts.init_from_group0)
+    results = evaluate(model)
+    if distribute.is_chief(strategy):
+        training.append_results(opts.output_dir, results)
+    logging.info("eval results: %s", results)
+    return results

@@ -1,0 +1,151 @@
+"""GLUE sequence classification on the shared fine-tuning machinery: features, cached records,
+evaluation with exact metrics, prediction files and the raw-text SavedModel export."""
+from __future__ import annotations
+
+import os
+
+from absl import logging
+import numpy as np
+import tensorflow as tf
+
+from albert_tf.engine import finetuning, training
+from albert_tf.fileio import write_text_atomic
+from albert_tf.tasks.glue import data as glue
+from albert_tf.text.encoding import TextEncoder
+from albert_tf.engine.records import cached_records
+from albert_tf.tasks.metrics import glue_metrics
+
+
+def classifier_feature_spec(max_seq_length: int, is_regression: bool) -> dict:
+    """Google's classifier records: ids/mask/segments [L], label_ids, is_real_example."""
+    L = max_seq_length
+    return {"input_ids": ("int64", L), "input_mask": ("int64", L), "segment_ids": ("int64", L),
+            "label_ids": ("float" if is_regression else "int64", 1),
+            "is_real_example": ("int64", 1)}
+
+
+def example_to_record(example, label_map, encoder: TextEncoder, max_seq_length, is_regression):
+    """[CLS] A [SEP] (B [SEP]) with the shared packer, plus the label."""
+    from albert_tf.text.packing import pack_ids
+    ids_b = encoder.ids(example.text_b) if example.text_b is not None else None
+    record = dict(pack_ids(encoder.ids(example.text_a), ids_b, max_seq_length,
+                           encoder.cls_id, encoder.sep_id, encoder.pad_id))
+    if example.label is None:
+        label = 0
+    elif is_regression:
+        label = float(example.label)
+    else:
+        label = label_map[example.label]
+    record["label_ids"] = label
+    record["is_real_example"] = 1
+    return record
+
+
+class GlueTask:
+    """One GLUE task: its processor, records per split, metrics and prediction files."""
+
+    def __init__(self, task_name, data_dir, encoder: TextEncoder, max_seq_length, cache_dir):
+        self.task = glue.canonical_task_name(task_name)
+        self.processor = glue.get_processor(self.task)
+        self.data_dir, self.encoder = data_dir, encoder
+        self.max_seq_length, self.cache_dir = max_seq_length, cache_dir
+        self.is_regression = self.processor.is_regression
+        self.spec = classifier_feature_spec(max_seq_length, self.is_regression)
+        self._examples = {}
+
+    def examples(self, split, task=None):
+        """Examples of a split ("train", "dev", "test") of this task or of `task` (mnli-mm, ax)."""
+        key = (task or self.task, split)
+        if key not in self._examples:
+            proc = glue.get_processor(key[0])
+            reader = {"train": proc.get_train_examples, "dev": proc.get_dev_examples,
+                      "test": proc.get_test_examples}[split]
+            self._examples[key] = reader(self.data_dir)
+        return self._examples[key]
+
+    def records(self, split, task=None):
+        """(path, count) of the cached records of a split; keyed by everything that changes them."""
+        task = task or self.task
+        examples = self.examples(split, task)
+        label_map = self.processor.label_map()
+        params = {"task": task, "split": split, "max_seq_length": self.max_seq_length,
+                  "num_examples": len(examples), **self.encoder.fingerprint(),
+                  "data": [os.path.abspath(self.data_dir)]}
+        make = lambda: (example_to_record(e, label_map, self.encoder, self.max_seq_length,
+                                          self.is_regression) for e in examples)
+        return cached_records(self.cache_dir, f"{task}_{split}", params, self.spec, make)
+
+    @property
+    def best_metric(self):
+        return glue.best_checkpoint_metric(self.task)
+
+    def _labels(self, split, task=None):
+        label_map = self.processor.label_map()
+        ex = self.examples(split, task)
+        return np.array([float(e.label) if self.is_regression else label_map[e.label] for e in ex])
+
+    def predictions(self, model, split, batch_size, task=None):
+        path, n = self.records(split, task)
+        out = finetuning.predict_records(model, path, self.spec, n, batch_size)
+        if self.is_regression:
+            return out["predictions"], out
+        return np.argmax(out["probabilities"], axis=-1), out
+
+    def evaluate(self, model, batch_size) -> dict:
+        """Dev metrics, exact, on real examples only; MNLI adds the mismatched accuracy."""
+        preds, out = self.predictions(model, "dev", batch_size)
+        labels = self._labels("dev")
+        results = glue_metrics(self.task, preds, labels)
+        if self.is_regression:
+            results["loss"] = float(np.mean((preds - labels) ** 2))
+        else:
+            p = out["probabilities"][np.arange(len(labels)), labels.astype(int)]
+            results["loss"] = float(-np.mean(np.log(np.maximum(p, 1e-12))))
+        if self.task == "mnli":
+            mm_preds, _ = self.predictions(model, "dev", batch_size, task="mnli-mm")
+            results["mismatched_accuracy"] = glue_metrics(
+                "mnli-mm", mm_preds, self._labels("dev", "mnli-mm"))["accuracy"]
+        return results
+
+    def write_predictions(self, model, output_dir, batch_size) -> list:
+        """test_results.tsv (probabilities) and the GLUE server files; MNLI also writes the
+        mismatched set and, when the diagnostic set is present, AX.tsv."""
+        written = []
+        tasks = [self.task] + (["mnli-mm"] if self.task == "mnli" else [])
+        if self.task == "mnli":
+            try:
+                self.examples("test", "ax")
+                tasks.append("ax")
+            except FileNotFoundError:
+                logging.info("no diagnostic set under %s: AX.tsv not written", self.data_dir)
+        for task in tasks:
+            preds, out = self.predictions(model, "test", batch_size, task)
+            examples = self.examples("test", task)
+            if task == self.task:
+                table = out["predictions"][:, None] if self.is_regression else out["probabilities"]
+                path = os.path.join(output_dir, "test_results.tsv")
+                write_text_atomic(path, "".join("\t".join(f"{v:.8f}" for v in row) + "\n" for row in table))
+                written.append(path)
+            path = os.path.join(output_dir, glue.submission_file_name(task))
+            glue.write_submission(path, task, [e.guid.split("-")[-1] for e in examples], preds)
+            written.append(path)
+        return written
+
+
+def classifier_model_fn(config, task: GlueTask, dropout_prob=0.1):
+    from albert_tf.modeling.tasks import AlbertClassifier
+    return lambda: AlbertClassifier(config, task.processor.num_labels, dropout_prob,
+                                    is_regression=task.is_regression)
+
+
+def run_glue(config, task: GlueTask, opts: finetuning.FineTuningOptions, strategy=None, *,
+             do_train=False, do_eval=False, do_predict=False, dropout_prob=0.1,
+             export_dir=None) -> dict:
+    """Google's run_classifier flow on the shared runner, plus a raw-text SavedModel export."""
+    export_fn = None
+    if export_dir:
+        from albert_tf.tasks.glue.serving import export_text_classifier
+        export_fn = lambda model: export_text_classifier(model, task, export_dir)
+    return finetuning.run_finetuning(task, classifier_model_fn(config, task, dropout_prob), opts,
+                                     strategy, do_train=do_train, do_eval=do_eval,
+                                     do_predict=do_predict, export_fn=export_fn)

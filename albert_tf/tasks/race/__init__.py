@@ -1,0 +1,1 @@
+"""RACE multiple choice: reader, 4-choice encoding, task and metrics."""

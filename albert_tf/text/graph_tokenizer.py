@@ -1,0 +1,291 @@
+"""ALBERT's tokenization inside the TensorFlow graph (SavedModel, tf.data, serving).
+
+`GraphTokenizer` runs Google's `preprocess_text` with TF ops and then tf-text's
+SentencePiece (FastSentencepieceTokenizer, whose Viterbi tie-breaking matches sentencepiece
+0.2), and applies Google's comma-digit fix-up as a ragged gather through a table
+precomputed from the vocabulary. It gives the ids `FullTokenizer` gives (the Python path is
+the reference); docs/tokenization.md lists the few inputs where it cannot.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import unicodedata
+
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+from albert_tf.text import tokenization
+from albert_tf.text.packing import pack_ids_graph
+
+__all__ = ["GraphTokenizer", "GraphTokenizerLayer"]
+
+# planes where Unicode assigns characters (0-3 and 14); others hold none in any version
+_ASSIGNABLE = list(range(0x40000)) + list(range(0xE0000, 0xF0000))
+
+
+@functools.cache
+def _candidates(kind: str) -> tuple:
+    """Codepoints whose NFKD / lowercase may differ between Python and TF's ICU: those Python
+    changes, plus those unassigned in Python's Unicode (a newer ICU may know them)."""
+    change = {"nfkd": lambda ch: unicodedata.normalize("NFKD", ch) != ch,
+              "lower": lambda ch: ch.lower() != ch}[kind]
+    out = []
+    for cp in _ASSIGNABLE:
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        ch = chr(cp)
+        if change(ch) or unicodedata.category(ch) == "Cn":
+            out.append(cp)
+    return tuple(out)
+
+
+@functools.cache
+def overrides(kind: str) -> dict:
+    """{char: Python's result} for the characters where TF's op (NFKD or lower) disagrees
+    with Python's unicodedata / str.lower (Unicode version skew; NUL for lower)."""
+    cps = _candidates(kind)
+    chars = tf.constant([chr(c) for c in cps])
+    if kind == "nfkd":
+        got = tf_text.normalize_utf8(chars, "NFKD").numpy()
+        want = [unicodedata.normalize("NFKD", chr(c)) for c in cps]
+    else:
+        got = tf.strings.lower(chars, encoding="utf-8").numpy()
+        want = [chr(c).lower() for c in cps]
+    out = {chr(c): w for c, g, w in zip(cps, got, want) if g.decode("utf-8") != w}
+    if kind == "lower":
+        out["\x00"] = "\x00"  # tf.strings.lower truncates a string at NUL
+    return out
+
+
+def _char_class(chars) -> str:
+    """RE2 character class for a set of characters."""
+    return tokenization._ranges_to_class(ord(c) for c in chars)
+
+
+def _static_table(mapping: dict):
+    """A string→string StaticHashTable (default '') for per-character overrides."""
+    keys = tf.constant(list(mapping.keys()) or ["\x00"])
+    values = tf.constant(list(mapping.values()) or ["\x00"])
+    return tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(keys, values), "")
+
+
+def _per_char(strings, table, op):
+    """Applies op to each character, except those in table, which map to their value."""
+    chars = tf.strings.unicode_split(strings, "UTF-8")
+    flat = chars.flat_values
+    fixed = table.lookup(flat)
+    mapped = tf.where(tf.strings.length(fixed) > 0, fixed, op(flat))
+    return tf.strings.reduce_join(chars.with_flat_values(mapped), axis=-1)
+
+
+def _patch(strings, special_re, op, exact_op):
+    """op on every string, replaced by exact_op on the (usually no) strings matching special_re.
+
+    A gather/scatter rather than tf.cond: a lowered cond may run both branches' ops.
+    """
+    out = op(strings)
+    idx = tf.where(tf.strings.regex_full_match(strings, special_re))
+    return tf.tensor_scatter_nd_update(out, idx, exact_op(tf.gather_nd(strings, idx)))
+
+
+class GraphTokenizer(tf.Module):
+    """Raw strings → ragged int32 ids, as FullTokenizer(spm_model_file).tokenize(preprocess_text).
+
+    preprocess: run Google's preprocess_text in-graph (lower = do_lower_case); False feeds the
+    strings to SentencePiece as they are (FullTokenizer.tokenize alone). sample: subword
+    sampling (nbest 64, alpha 0.1) as encode_pieces(sample=True).
+    """
+
+    def __init__(self, spm_model_file, do_lower_case=True, preprocess=True, sample=False,
+                 remove_space=True, name=None):
+        super().__init__(name=name)
+        self.do_lower_case = bool(do_lower_case)
+        self.preprocess = bool(preprocess)
+        self.remove_space = bool(remove_space)
+        py = tokenization.FullTokenizer(spm_model_file=spm_model_file)
+        self.vocab_size = py.vocab_size
+        self.pad_id, self.unk_id = py.pad_id, py.unk_id
+        self.cls_id, self.sep_id, self.mask_id = py.cls_id, py.sep_id, py.mask_id
+        proto = py.sp_model.serialized_model_proto()
+        self.model_proto = proto  # the SentencePiece model's bytes, for saving with a model
+        self.sample = bool(sample)
+        if sample:
+            self._sp = tf_text.SentencepieceTokenizer(
+                model=proto, out_type=tf.int32, nbest_size=tokenization.SAMPLE_NBEST_SIZE,
+                alpha=tokenization.SAMPLE_ALPHA)
+        else:
+            # FastSentencepieceTokenizer breaks Viterbi ties (equal-score segmentations such
+            # as "0"+"00" vs "00"+"0") as sentencepiece 0.2 does; tf-text's
+            # SentencepieceTokenizer, built on an older sentencepiece, does not always.
+            self._sp = tf_text.FastSentencepieceTokenizer(proto)
+        self._build_fix_table(py)
+        self._build_text_tables()
+
+    # ----- construction
+
+    def _build_fix_table(self, py):
+        """Per-id replacement ids for Google's comma-digit fix-up ([id] for other ids)."""
+        info = py._sp
+        rows = [info.fix_ids.get(i, [i]) for i in range(self.vocab_size)]
+        self._has_fix = bool(info.fix_ids)
+        self._fix_flags = tf.constant([i in info.fix_ids for i in range(self.vocab_size)])
+        self._fix_table = tf.ragged.constant(rows, dtype=tf.int32, row_splits_dtype=tf.int64)
+
+    def _build_text_tables(self):
+        """Regexes of Python's whitespace / combining sets and the NFKD / lower overrides."""
+        ws = [chr(c) for c in tokenization.whitespace_codepoints()]
+        # runs of 2+ whitespace, or one that is not a plain space (a lone " " stays as is)
+        self._ws_re = f"(?:{_char_class(ws)}){{2,}}|{_char_class(c for c in ws if c != ' ')}"
+        self._comb_re = tokenization._ranges_to_class(tokenization.combining_codepoints())
+        nfkd, lower = overrides("nfkd"), overrides("lower")
+        self._nfkd_re = "(?s).*" + _char_class(nfkd) + ".*" if nfkd else None
+        self._lower_re = "(?s).*" + _char_class(lower) + ".*"
+        self._nfkd_table = _static_table(nfkd)
+        self._lower_table = _static_table(lower)
+
+    # ----- preprocessing
+
+    def preprocess_text(self, strings):
+        """preprocess_text on a string tensor: whitespace collapse, NFKD, drop combining, lower."""
+        s = tf.strings.unicode_transcode(strings, "UTF-8", "UTF-8", errors="ignore")
+        if self.remove_space:
+            s = tf.strings.regex_replace(s, self._ws_re, " ")
+            s = tf.strings.regex_replace(s, "^ | $", "")
+        s = self._nfkd(s)
+        s = tf.strings.regex_replace(s, self._comb_re, "")
+        if self.do_lower_case:
+            s = self._lower(s)
+        return s
+
+    def _nfkd(self, s):
+        """NFKD; per character with Python's result for the strings where TF's ICU differs."""
+        if self._nfkd_re is None:
+            return tf_text.normalize_utf8(s, "NFKD")
+        return _patch(s, self._nfkd_re, lambda x: tf_text.normalize_utf8(x, "NFKD"),
+                      lambda x: _per_char(x, self._nfkd_table,
+                                          lambda c: tf_text.normalize_utf8(c, "NFKD")))
+
+    def _lower(self, s):
+        """str.lower; per character (NUL, Unicode-version skew) for the strings that need it."""
+        lower = lambda x: tf.strings.lower(x, encoding="utf-8")
+        return _patch(s, self._lower_re, lower,
+                      lambda x: _per_char(x, self._lower_table, lower))
+
+    # ----- tokenization
+
+    def _fix_commas(self, ids):
+        """Google's comma-digit fix-up as a gather of replacement rows ([id] for other ids)."""
+        if not self._has_fix:
+            return ids
+        flat = ids.flat_values
+
+        def fixed():
+            rows = tf.gather(self._fix_table, flat)
+            return ids.with_flat_values(rows).merge_dims(1, 2)
+
+        return tf.cond(tf.reduce_any(tf.gather(self._fix_flags, flat)), fixed, lambda: ids)
+
+    def tokenize(self, strings):
+        """Ids of a string tensor: [batch] → ragged [batch, (pieces)]; a scalar → [pieces]."""
+        strings = tf.convert_to_tensor(strings, dtype=tf.string)
+        scalar = strings.shape.rank == 0
+        if scalar:
+            strings = tf.reshape(strings, [1])
+        if self.preprocess:
+            strings = self.preprocess_text(strings)
+        ids = tf.cast(self._sp.tokenize(strings), tf.int32)
+        ids = ids.with_row_splits_dtype(tf.int64)
+        ids = self._fix_commas(ids)
+        return ids[0] if scalar else ids
+
+    __call__ = tokenize
+
+    def detokenize(self, ids):
+        """SentencePiece's text of ids (fix-up pieces read back as SentencePiece decodes them)."""
+        return self._sp.detokenize(ids)
+
+    def pack(self, ids_a, ids_b=None, max_seq_length=128):
+        """[CLS] A [SEP] (B [SEP]) packed to dense int32 input_ids / input_mask / segment_ids."""
+        return pack_ids_graph(ids_a, ids_b, max_seq_length, self.cls_id, self.sep_id,
+                              pad_id=self.pad_id)
+
+    def encode(self, text_a, text_b=None, max_seq_length=128):
+        """Raw strings (one or a pair per example) → packed model features."""
+        ids_b = None if text_b is None else self.tokenize(text_b)
+        return self.pack(self.tokenize(text_a), ids_b, max_seq_length)
+
+    def serving_function(self, max_seq_length=128, pair=False):
+        """A tf.function over [batch] strings giving packed features, for SavedModel signatures."""
+        spec = tf.TensorSpec([None], tf.string)
+        if pair:
+            return tf.function(lambda a, b: self.encode(a, b, max_seq_length),
+                               input_signature=[spec, spec])
+        return tf.function(lambda a: self.encode(a, None, max_seq_length), input_signature=[spec])
+
+
+try:  # the Keras wrapper is optional: GraphTokenizer itself needs only TensorFlow
+    import keras
+except ImportError:  # pragma: no cover
+    keras = None
+
+if keras is not None:
+    @keras.saving.register_keras_serializable(package="albert_tf")
+    class GraphTokenizerLayer(keras.layers.Layer):
+        """Keras layer: raw strings → packed features (or ragged ids when max_seq_length is None).
+
+        A `.keras` file stores the SentencePiece model's bytes (an asset), not its path, so it
+        loads in another folder or machine; a layer rebuilt from its config alone gets its
+        model from `load_assets`.
+        """
+
+        ASSET_NAME = "spm.model"
+
+        def __init__(self, spm_model_file=None, do_lower_case=True, max_seq_length=None,
+                     **kwargs):
+            kwargs.update(trainable=False, dtype="string")  # a saved config carries both
+            super().__init__(**kwargs)
+            self.do_lower_case = do_lower_case
+            self.max_seq_length = max_seq_length
+            self.tokenizer = None
+            if spm_model_file is not None:
+                self._use_model(spm_model_file)
+
+        def _use_model(self, spm_model_file):
+            self.tokenizer = GraphTokenizer(str(spm_model_file), do_lower_case=self.do_lower_case)
+
+        def call(self, text_a, text_b=None):
+            """Tokenizes (and packs, when max_seq_length is set) one or two string tensors."""
+            if self.tokenizer is None:
+                raise ValueError(f"GraphTokenizerLayer {self.name!r} has no SentencePiece model: "
+                                 "pass spm_model_file, or load it from a .keras file")
+            if self.max_seq_length is None:
+                return self.tokenizer.tokenize(text_a)
+            return self.tokenizer.encode(text_a, text_b, self.max_seq_length)
+
+        def compute_output_spec(self, text_a, text_b=None):
+            """Output shapes without the model (a functional model is rebuilt before its
+            assets load): ragged int32 ids [..., (pieces)], or a dict of int32 [..., length]."""
+            shape = tuple(text_a.shape)
+            if self.max_seq_length is None:
+                return keras.KerasTensor(shape + (None,), "int32", ragged=True)
+            return {name: keras.KerasTensor(shape + (self.max_seq_length,), "int32")
+                    for name in ("input_ids", "input_mask", "segment_ids")}
+
+        def get_config(self):
+            """Constructor arguments, for Keras serialisation (the model itself is an asset)."""
+            config = super().get_config()
+            config.update(do_lower_case=self.do_lower_case, max_seq_length=self.max_seq_length)
+            return config
+
+        def save_assets(self, dir_path):
+            """Writes the SentencePiece model's bytes into the saved file's assets."""
+            if self.tokenizer is None:
+                raise ValueError(f"GraphTokenizerLayer {self.name!r} has no SentencePiece model "
+                                 "to save")
+            with open(os.path.join(dir_path, self.ASSET_NAME), "wb") as f:
+                f.write(self.tokenizer.model_proto)
+
+        def load_assets(self, dir_path):
+            """Builds the tokenizer from the SentencePiece model saved by `save_assets`."""
+            self._use_model(os.path.join(dir_path, self.ASSET_NAME))

@@ -1,0 +1,147 @@
+"""The engine's reliability: every do_train/do_eval/do_predict combination, resume, the
+output_dir lock, the stop on a non-finite loss, and TensorBoard scalars at any iterations_per_loop."""
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert_tf import AlbertConfig
+from albert_tf.engine import training
+from albert_tf.tasks.glue.task import GlueTask, run_glue
+from albert_tf.text.encoding import TextEncoder
+from albert_tf.errors import TrainingError
+from albert_tf.engine.finetuning import FineTuningOptions
+
+COMBINATIONS = [c for c in itertools.product([False, True], repeat=3) if any(c)]
+
+
+@pytest.fixture(scope="module")
+def glue(fixtures_dir, data_dir, tmp_path_factory):
+    encoder = TextEncoder.from_files(str(fixtures_dir / "spm.model"), do_lower_case=True)
+    task = GlueTask("mrpc", str(data_dir), encoder, 32, str(tmp_path_factory.mktemp("cache")))
+    config = AlbertConfig.from_json_file(fixtures_dir / "albert_tiny" / "albert_config.json")
+    return config, task
+
+
+def _opts(fixtures_dir, out, **kw):
+    base = dict(output_dir=str(out), init_checkpoint=str(fixtures_dir / "albert_tiny" / "model.ckpt-best"),
+                train_batch_size=8, eval_batch_size=8, predict_batch_size=8, train_step=4,
+                warmup_step=1, save_checkpoints_steps=2, iterations_per_loop=2,
+                learning_rate=1e-3, seed=3, verbose=0, log_every_steps=1)
+    base.update(kw)
+    return FineTuningOptions(**base)
+
+
+@pytest.mark.parametrize("do_train,do_eval,do_predict", COMBINATIONS)
+def test_every_flag_combination(glue, fixtures_dir, tmp_path, do_train, do_eval, do_predict):
+    """From Google's checkpoint (init_checkpoint) and, for the runs without training, also from
+    the object checkpoints of a previous training run in the same output_dir."""
+    config, task = glue
+    out = tmp_path / "out"
+    if not do_train:  # a previous training run without eval leaves only object checkpoints
+        run_glue(config, task, _opts(fixtures_dir, out), do_train=True)
+    results = run_glue(config, task, _opts(fixtures_dir, out), do_train=do_train, do_eval=do_eval,
+                       do_predict=do_predict)
+    assert ("accuracy" in results) == do_eval
+    if do_predict:
+        assert (out / "MRPC.tsv").exists() and (out / "test_results.tsv").exists()
+    if do_train or not do_eval:
+        assert tf.train.latest_checkpoint(out).endswith("ckpt-4")
+    assert not (out / training.LOCK_FILE).exists()
+
+
+def test_resume_equals_unbroken_run(glue, fixtures_dir, tmp_path):
+    """A run restarted from its step-2 checkpoint ends bit for bit where an unbroken run ends
+    (the consumed batches skipped, the dropout seed state restored)."""
+    config, task = glue
+    run_glue(config, task, _opts(fixtures_dir, tmp_path / "a", iterations_per_loop=1), do_train=True)
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    for f in os.listdir(tmp_path / "b"):
+        if f.startswith(("ckpt-4", "checkpoint")):
+            os.remove(tmp_path / "b" / f)
+    tf.compat.v1.train.update_checkpoint_state(str(tmp_path / "b"), "ckpt-2", ["ckpt-2"])
+    run_glue(config, task, _opts(fixtures_dir, tmp_path / "b", iterations_per_loop=1), do_train=True)
+    a, b = (tf.train.load_checkpoint(str(tmp_path / d / "ckpt-4")) for d in "ab")
+    names = [n for n in a.get_variable_to_shape_map() if "CHECKPOINTABLE" not in n]
+    assert any("seed_states" in n for n in names) and len(names) > 50
+    for n in names:
+        np.testing.assert_allclose(b.get_tensor(n), a.get_tensor(n), atol=1e-6, rtol=0, err_msg=n)
+
+
+def test_iterations_per_loop_does_not_change_training(glue, fixtures_dir, tmp_path):
+    config, task = glue
+    for ipl in (1, 2):
+        run_glue(config, task, _opts(fixtures_dir, tmp_path / str(ipl), iterations_per_loop=ipl),
+                 do_train=True)
+    a, b = (tf.train.load_checkpoint(str(tmp_path / d / "ckpt-4")) for d in "12")
+    for n in a.get_variable_to_shape_map():
+        if "CHECKPOINTABLE" not in n:
+            np.testing.assert_allclose(b.get_tensor(n), a.get_tensor(n), atol=1e-6, err_msg=n)
+
+
+def test_live_lock_refuses_and_stale_lock_is_taken_over(glue, fixtures_dir, tmp_path):
+    config, task = glue
+    out = tmp_path / "out"
+    out.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (out / training.LOCK_FILE).write_text(json.dumps({"pid": holder.pid, "host": os.uname()[1]}))
+        with pytest.raises(training.OutputDirLockedError, match=f"in use by pid {holder.pid}") as err:
+            run_glue(config, task, _opts(fixtures_dir, out), do_train=True)
+        assert "\n" not in str(err.value) and isinstance(err.value, TrainingError)
+        assert tf.train.latest_checkpoint(out) is None  # refused before anything was written
+    finally:
+        holder.kill()
+        holder.wait()
+    run_glue(config, task, _opts(fixtures_dir, out, train_step=2), do_train=True)  # dead pid: stale
+    assert tf.train.latest_checkpoint(out).endswith("ckpt-2")
+    assert not (out / training.LOCK_FILE).exists()  # released at the end
+
+
+@pytest.mark.parametrize("ipl", [1, 2])
+def test_non_finite_loss_stops_at_its_step_and_keeps_the_last_good_checkpoint(glue, fixtures_dir,
+                                                                               tmp_path, ipl):
+    config, task = glue
+    out = tmp_path / "out"
+    run_glue(config, task, _opts(fixtures_dir, out, train_step=2), do_train=True)
+    # resumed at step 2 towards 6 with a learning rate that overflows the weights at step 3
+    with pytest.raises(training.NonFiniteLossError) as err:
+        run_glue(config, task, _opts(fixtures_dir, out, train_step=6, learning_rate=1e38,
+                                     warmup_step=0, iterations_per_loop=ipl), do_train=True)
+    message = str(err.value)
+    assert "non-finite training loss" in message and "\n" not in message
+    assert "at step 4" in message, message  # step 3 overflows the weights, step 4 the loss
+    assert ("within steps 3..4" in message) == (ipl == 2), message
+    assert message.endswith(str(out / "ckpt-2")), message
+    assert tf.train.latest_checkpoint(out).endswith("ckpt-2")
+    assert not any(f.startswith(("ckpt-3", "ckpt-4", "ckpt-5", "ckpt-6")) for f in os.listdir(out))
+    assert not (out / training.LOCK_FILE).exists()
+
+
+def _scalars(folder):
+    found = {}
+    for f in tf.io.gfile.glob(os.path.join(folder, "events.out.tfevents.*")):
+        for event in tf.compat.v1.train.summary_iterator(f):
+            for value in event.summary.value:
+                found.setdefault(value.tag, []).append(event.step)
+    return found
+
+
+@pytest.mark.parametrize("ipl", [1, 2])
+def test_tensorboard_scalars_at_any_iterations_per_loop(glue, fixtures_dir, tmp_path, ipl):
+    config, task = glue
+    out = tmp_path / "out"
+    run_glue(config, task, _opts(fixtures_dir, out, iterations_per_loop=ipl, log_every_steps=2),
+             do_train=True, do_eval=True)
+    train = _scalars(out / "train")
+    for tag in ("loss", "learning_rate", "steps_per_second", "examples_per_second"):
+        assert train.get(tag) == [2, 4], (tag, train)
+    evals = _scalars(out / "eval")
+    for tag in ("accuracy", "f1"):
+        assert evals.get(tag) == [2, 4], (tag, evals)

@@ -1,0 +1,58 @@
+"""Flag combinations under mirrored (two logical CPUs) and two-worker MultiWorkerMirrored runs,
+with iterations_per_loop > 1 (the engine's restore and steps_per_execution paths)."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import tensorflow as tf
+
+from test_distribute import fingerprint, run_two_workers
+
+ROOT = os.fspath(pathlib.Path(__file__).resolve().parents[2])
+
+
+def test_every_flag_combination_under_mirrored(fixtures_dir, data_dir):
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "scripts", "flag_matrix_mirrored.py"),
+                        str(fixtures_dir), str(data_dir)], capture_output=True, text=True, timeout=600,
+                       cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert len(out) == 7
+    for flags, keys in out.items():
+        assert ("accuracy" in keys) == ("e" in flags), (flags, keys)
+        assert ("prediction_files" in keys) == ("p" in flags), (flags, keys)
+
+
+def test_multi_worker_classifier_train_predict_iterations_per_loop(fixtures_dir, data_dir, tmp_path):
+    """--do_train --do_predict (the prediction model restored from the object checkpoint) with
+    --iterations_per_loop=2, which crashed Keras' own multi-step loop under MWMS."""
+    out = tmp_path / "out"
+    tiny = fixtures_dir / "albert_tiny"
+    argv = [os.path.join(ROOT, "run_classifier.py"), "--strategy_type=multi_worker_mirrored",
+            "--task_name=mrpc", f"--data_dir={data_dir}", f"--albert_config_file={tiny / 'albert_config.json'}",
+            f"--init_checkpoint={tiny / 'model.ckpt-best'}", f"--spm_model_file={fixtures_dir / 'spm.model'}",
+            f"--output_dir={out}", "--max_seq_length=32", "--train_batch_size=8", "--train_step=4",
+            "--warmup_step=1", "--save_checkpoints_steps=4", "--iterations_per_loop=2", "--do_train",
+            "--do_predict", "--learning_rate=1e-4"]
+    codes, logs = run_two_workers(argv, tmp_path)
+    assert codes == [0, 0], logs[0][-2000:] + logs[1][-2000:]
+    assert fingerprint(logs[0]) == fingerprint(logs[1])
+    assert tf.train.latest_checkpoint(out).endswith("ckpt-4")
+    assert len((out / "MRPC.tsv").read_text().splitlines()) == 51
+
+
+def test_multi_worker_pretraining_with_eval_iterations_per_loop(fixtures_dir, tmp_path):
+    out = tmp_path / "out"
+    argv = [os.path.join(ROOT, "run_pretraining.py"), "--strategy_type=multi_worker_mirrored",
+            f"--albert_config_file={fixtures_dir / 'albert_tiny' / 'albert_config.json'}",
+            f"--input_file={fixtures_dir / 'pretraining.tfrecord'}", f"--output_dir={out}",
+            "--max_seq_length=64", "--max_predictions_per_seq=10", "--train_batch_size=8",
+            "--eval_batch_size=8", "--max_eval_steps=2", "--do_eval", "--num_train_steps=4",
+            "--num_warmup_steps=1", "--save_checkpoints_steps=4", "--iterations_per_loop=2",
+            "--learning_rate=1e-3", "--seed=3"]
+    codes, logs = run_two_workers(argv, tmp_path)
+    assert codes == [0, 0], logs[0][-2000:] + logs[1][-2000:]
+    assert fingerprint(logs[0]) == fingerprint(logs[1])
+    assert "masked_lm_accuracy = " in (out / "eval_results.txt").read_text()
