@@ -228,37 +228,47 @@ def load_original_checkpoint(model, ckpt_path, *, require_encoder=True, group0_f
     prefix = _name_prefix(shapes)
     ignored = sorted(n for n in shapes if _OPTIMIZER_SLOT.search(n) or _NOT_WEIGHTS.search(n))
     available = {n[len(prefix):]: n for n in shapes if n.startswith(prefix) and n not in ignored}
+    return assign_google_named(model, {n: tuple(shapes[s]) for n, s in available.items()},
+                               lambda n: reader.get_tensor(available[n]), path, ignored=ignored,
+                               require_encoder=require_encoder, group0_fallback=group0_fallback)
 
+
+def assign_google_named(model, shapes, read, source, *, ignored=(), require_encoder=True,
+                        group0_fallback=False, optional=()):
+    """Load tensors named in Google's names into an albert_tf model; the shared core of every
+    format's loader. `shapes` maps each available name to its shape, `read(name)` gives its
+    array; names in `optional` may be missing even with `require_encoder`. Nothing is assigned
+    unless every check passes. Returns a LoadReport naming `source`.
+    """
     targets = original_variable_map(model)
     loaded, missing, fallbacks, used, values = [], [], {}, set(), {}
     for name, variable in targets.items():
-        source = name
-        if source not in available and group0_fallback and _group0_name(name) in available:
-            source = _group0_name(name)
-            fallbacks[name] = source
-        if source not in available:
+        src = name
+        if src not in shapes and group0_fallback and _group0_name(name) in shapes:
+            src = _group0_name(name)
+            fallbacks[name] = src
+        if src not in shapes:
             missing.append(name)
             continue
-        ckpt_shape = tuple(shapes[available[source]])
-        if ckpt_shape != tuple(variable.shape):
+        if tuple(shapes[src]) != tuple(variable.shape):
             raise InputError(
-                f"shape mismatch for {name}: checkpoint {path} has {list(ckpt_shape)}, the model "
+                f"shape mismatch for {name}: checkpoint {source} has {list(shapes[src])}, the model "
                 f"(from its config) has {list(variable.shape)}; the config does not fit this checkpoint")
-        values[name] = reader.get_tensor(available[source])
-        used.add(source)
+        values[name] = np.asarray(read(src))
+        used.add(src)
         loaded.append(name)
     if require_encoder:
-        encoder_missing = [n for n in missing if n.startswith("bert/")]
+        encoder_missing = [n for n in missing if n.startswith("bert/") and n not in optional]
         if encoder_missing:
             raise InputError(
-                f"checkpoint {path} lacks {len(encoder_missing)} encoder variables the model's "
+                f"checkpoint {source} lacks {len(encoder_missing)} encoder variables the model's "
                 f"config needs, e.g. {encoder_missing[0]}; the config does not fit this checkpoint "
                 "(check num_hidden_groups, inner_group_num, sharing, embedding_size)")
     for name, value in values.items():  # assign only after every check passed
         variable = targets[name]
         variable.assign(value.astype(np.dtype(variable.dtype)) if value.dtype != variable.dtype else value)
-    unused = sorted(n for n in available if n not in used)
-    return LoadReport(path, sorted(loaded), unused, sorted(missing), ignored, fallbacks)
+    unused = sorted(n for n in shapes if n not in used)
+    return LoadReport(source, sorted(loaded), unused, sorted(missing), sorted(ignored), fallbacks)
 
 
 # ---- saving ---------------------------------------------------------------------------------

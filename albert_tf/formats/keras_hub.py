@@ -1,0 +1,169 @@
+"""keras-hub presets ⇄ albert_tf encoders, both ways.
+
+Export builds a `keras_hub.models.AlbertBackbone` from the config, fills it through one name
+map (Google's names → the backbone's variable paths) and saves it with keras-hub's own
+`save_to_preset`, with an `AlbertTokenizer` on the SentencePiece model; import reads a preset
+folder (or a live backbone) back through the same map. keras-hub's ALBERT computes what Google's
+does (tanh GELU, LayerNorm epsilon 1e-12, post-LN blocks, contiguous groups), so outputs agree
+to float rounding. It has no pretraining or task heads here: those are reported as left out.
+"""
+from __future__ import annotations
+
+import os
+
+from albert_tf.formats.common import (PROJECTION as _PROJECTION, ExportReport, check_identity_projection,
+                                      identity_projection, rename, reshape_checked)
+from albert_tf.formats.tf1 import assign_google_named, encoder_variable_map, original_variable_map
+
+_BLOCK = r"bert/encoder/transformer/group_(\d+)/inner_group_(\d+)/"
+_KH_BLOCK = r"group_\1_inner_layer_\2/"
+# Google name → keras-hub AlbertBackbone variable path.
+RULES = (
+    (r"bert/embeddings/word_embeddings", "token_embedding/embeddings"),
+    (r"bert/embeddings/position_embeddings", "position_embedding/embeddings"),
+    (r"bert/embeddings/token_type_embeddings", "segment_embedding/embeddings"),
+    (r"bert/embeddings/LayerNorm/(gamma|beta)", r"embeddings_layer_norm/\1"),
+    (r"bert/encoder/embedding_hidden_mapping_in/(kernel|bias)", r"embedding_projection/\1"),
+    (_BLOCK + r"attention_1/self/(query|key|value)/(kernel|bias)",
+     _KH_BLOCK + r"self_attention_layer/\3/\4"),
+    (_BLOCK + r"attention_1/output/dense/(kernel|bias)", _KH_BLOCK + r"self_attention_layer/attention_output/\3"),
+    (_BLOCK + r"LayerNorm/(gamma|beta)", _KH_BLOCK + r"self_attention_layer_norm/\3"),
+    (_BLOCK + r"ffn_1/intermediate/dense/(kernel|bias)", _KH_BLOCK + r"feedforward_intermediate_dense/\3"),
+    (_BLOCK + r"ffn_1/intermediate/output/dense/(kernel|bias)", _KH_BLOCK + r"feedforward_output_dense/\3"),
+    (_BLOCK + r"LayerNorm_1/(gamma|beta)", _KH_BLOCK + r"feedforward_layer_norm/\3"),
+    (r"bert/pooler/dense/(kernel|bias)", r"pooled_dense/\1"),
+)
+
+
+# ---- configs ----------------------------------------------------------------------------------
+def backbone_kwargs(config) -> dict:
+    """AlbertBackbone constructor arguments for an AlbertConfig; refuses what keras-hub's ALBERT
+    cannot compute (partial sharing, groups not dividing the layers, another activation)."""
+    if config.sharing != "all":
+        raise ValueError(f"keras-hub's AlbertBackbone shares whole blocks only; sharing="
+                         f"{config.sharing!r} cannot be exported")
+    if config.num_hidden_layers % config.num_hidden_groups:
+        raise ValueError(f"keras-hub's AlbertBackbone needs num_hidden_layers "
+                         f"({config.num_hidden_layers}) divisible by num_hidden_groups "
+                         f"({config.num_hidden_groups})")
+    if config.hidden_act not in ("gelu", "gelu_new"):
+        raise ValueError(f"keras-hub's AlbertBackbone computes tanh GELU only; hidden_act="
+                         f"{config.hidden_act!r} cannot be exported")
+    return dict(vocabulary_size=config.vocab_size, num_layers=config.num_hidden_layers,
+                num_heads=config.num_attention_heads, embedding_dim=config.embedding_size,
+                hidden_dim=config.hidden_size, intermediate_dim=config.intermediate_size,
+                num_groups=config.num_hidden_groups, num_inner_repetitions=config.inner_group_num,
+                dropout=config.hidden_dropout_prob, max_sequence_length=config.max_position_embeddings,
+                num_segments=config.type_vocab_size)
+
+
+def config_from_backbone(backbone):
+    """The AlbertConfig of a keras-hub AlbertBackbone (Google's tanh "gelu", one dropout rate)."""
+    from albert_tf.config import AlbertConfig
+    b = backbone
+    return AlbertConfig(vocab_size=b.vocabulary_size, embedding_size=b.embedding_dim,
+                        hidden_size=b.hidden_dim, num_hidden_layers=b.num_layers,
+                        num_hidden_groups=b.num_groups, num_attention_heads=b.num_heads,
+                        intermediate_size=b.intermediate_dim, inner_group_num=b.num_inner_repetitions,
+                        hidden_act="gelu", hidden_dropout_prob=b.dropout,
+                        attention_probs_dropout_prob=b.dropout,
+                        max_position_embeddings=b.max_sequence_length, type_vocab_size=b.num_segments)
+
+
+# ---- the map ----------------------------------------------------------------------------------
+def keras_hub_name(google_name: str) -> str:
+    """The AlbertBackbone variable path of an encoder variable's Google name."""
+    path = rename(google_name, RULES)
+    if path is None:
+        raise KeyError(f"{google_name} has no place in a keras-hub AlbertBackbone")
+    return path
+
+
+def _backbone_variables(backbone) -> dict:
+    return {v.path: v for v in backbone.weights}
+
+
+# ---- export -----------------------------------------------------------------------------------
+def to_backbone(model):
+    """A keras-hub AlbertBackbone holding the encoder weights of any albert_tf model."""
+    import keras_hub
+    albert = model if hasattr(model, "embedding") else model.albert
+    backbone = keras_hub.models.AlbertBackbone(**backbone_kwargs(albert.config))
+    variables = _backbone_variables(backbone)
+    names = encoder_variable_map(albert)
+    if albert.embedding.projection is None:  # E == H: keras-hub always projects; identity is exact
+        names = {**names, **identity_projection(albert.config.hidden_size)}
+    for google, source in names.items():
+        target = variables[keras_hub_name(google)]
+        target.assign(reshape_checked(source, target.shape, google))
+    return backbone
+
+
+def export_keras_hub_preset(model, preset_dir, spm_model_file=None) -> ExportReport:
+    """Write a keras-hub preset folder that `AlbertBackbone.from_preset(preset_dir)` loads (and,
+    with `spm_model_file`, `AlbertTokenizer.from_preset(preset_dir)`). Heads are left out."""
+    import keras_hub
+    preset_dir = os.fspath(preset_dir)
+    os.makedirs(preset_dir, exist_ok=True)
+    to_backbone(model).save_to_preset(preset_dir)
+    if spm_model_file is not None:
+        if not os.path.isfile(spm_model_file):
+            raise FileNotFoundError(f"SentencePiece model not found: {spm_model_file}")
+        keras_hub.models.AlbertTokenizer(proto=os.fspath(spm_model_file)).save_to_preset(preset_dir)
+    albert = model if hasattr(model, "embedding") else model.albert
+    written = sorted(encoder_variable_map(albert))
+    left_out = sorted(set(original_variable_map(model)) - set(written))
+    return ExportReport(preset_dir, written, left_out)
+
+
+# ---- import -----------------------------------------------------------------------------------
+def is_keras_hub_preset(path) -> bool:
+    """A folder with keras-hub's config.json naming a registered class (`class_name`)."""
+    import json
+    config = os.path.join(os.fspath(path), "config.json")
+    if not os.path.isfile(config):
+        return False
+    try:
+        with open(config, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "class_name" in data and "module" in data
+
+
+def _read_backbone(source):
+    import keras_hub
+    if isinstance(source, keras_hub.models.AlbertBackbone):
+        return source, getattr(source, "name", "AlbertBackbone")
+    path = os.fspath(source)
+    if not is_keras_hub_preset(path):
+        raise FileNotFoundError(f"not a keras-hub preset folder (no keras-hub config.json): {path}")
+    return keras_hub.models.AlbertBackbone.from_preset(path), path
+
+
+def load_keras_hub(source, model=None):
+    """Read a keras-hub preset folder or a live `AlbertBackbone` into an albert_tf model (a new
+    AlbertModel built from the backbone's config unless `model` is given). Returns
+    (model, LoadReport); the model's heads, which a backbone does not hold, are reported missing."""
+    from albert_tf.modeling.models import AlbertModel
+    backbone, label = _read_backbone(source)
+    if model is None:
+        model = AlbertModel(config_from_backbone(backbone))
+    variables = _backbone_variables(backbone)
+    albert = model if hasattr(model, "embedding") else model.albert
+    expected = {}
+    for google, target in original_variable_map(model).items():
+        path = rename(google, RULES)
+        if path in variables:
+            expected[google] = (path, tuple(target.shape))
+    if albert.embedding.projection is None:
+        check_identity_projection(variables[keras_hub_name(_PROJECTION[0])].numpy(),
+                                  variables[keras_hub_name(_PROJECTION[1])].numpy(), label)
+    arrays = {g: reshape_checked(variables[p].numpy(), shape, f"{label}: {p}")
+              for g, (p, shape) in expected.items()}
+    mapped = {p for p, _ in expected.values()} | {keras_hub_name(n) for n in _PROJECTION}
+    report = assign_google_named(model, {n: a.shape for n, a in arrays.items()}, arrays.__getitem__,
+                                 label)
+    report.unused = sorted(p for p in variables if p not in mapped)
+    return model, report
+
