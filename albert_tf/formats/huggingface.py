@@ -287,7 +287,7 @@ def load_huggingface(folder, model=None):
               for g, h in available.items()}
     report = assign_google_named(model, shapes, lambda g: _from_hf(g, tensors[available[g]]), folder,
                                  optional=("bert/pooler/dense/kernel", "bert/pooler/dense/bias"))
-    mapped = set(available.values()) | {hf_name(n) for n in PROJECTION} | {"predictions.bias"}
-    report.ignored = sorted(n for n in tensors if n in IGNORED and n != "predictions.bias")
+    mapped = set(available.values()) | {hf_name(n) for n in PROJECTION}
+    report.ignored = sorted(n for n in tensors if n in IGNORED)
     report.unused = sorted(n for n in tensors if n not in mapped and n not in IGNORED)
     return model, report

@@ -184,3 +184,20 @@ def test_transformers_loads_export(exported, reference, fixtures_dir, tmp_path):
     with torch.no_grad():
         expected = theirs_cls.eval()(**ids).logits.numpy()
     np.testing.assert_allclose(model(_inputs(reference, mlm=False))["logits"], expected, **TOL)
+
+
+def test_sharded_folder_and_unknown_head(exported, tmp_path):
+    """A sharded export (index + shards) imports; a head albert_tf has no class for is unused."""
+    tensors = load_file(str(exported[0] / "model.safetensors"))
+    names = sorted(tensors)
+    shards = {"model-00001-of-00002.safetensors": names[::2], "model-00002-of-00002.safetensors": names[1::2]}
+    for shard, part in shards.items():
+        save_file({n: tensors[n] for n in part}, str(tmp_path / shard))
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps(
+        {"weight_map": {n: shard for shard, part in shards.items() for n in part}}))
+    config = json.loads((exported[0] / "config.json").read_text())
+    config["architectures"] = ["AlbertForTokenClassification"]
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    model, report = load_huggingface(tmp_path)
+    assert isinstance(model, AlbertModel) and len(report.loaded) == 25 and report.missing == []
+    assert "sop_classifier.classifier.weight" in report.unused and "predictions.bias" in report.unused
