@@ -5,7 +5,9 @@ map (Google's names → the backbone's variable paths) and saves it with keras-h
 `save_to_preset`, with an `AlbertTokenizer` on the SentencePiece model; import reads a preset
 folder (or a live backbone) back through the same map. keras-hub's ALBERT computes what Google's
 does (tanh GELU, LayerNorm epsilon 1e-12, post-LN blocks, contiguous groups), so outputs agree
-to float rounding. It has no pretraining or task heads here: those are reported as left out.
+to float rounding. An AlbertPretrainer's masked-LM head travels as an `AlbertMaskedLM` task, whose
+head LayerNorm uses epsilon 1e-5 (Google's: 1e-12); the SOP and task heads have no place there and
+are reported as left out.
 """
 from __future__ import annotations
 
@@ -32,7 +34,12 @@ RULES = (
     (_BLOCK + r"ffn_1/intermediate/output/dense/(kernel|bias)", _KH_BLOCK + r"feedforward_output_dense/\3"),
     (_BLOCK + r"LayerNorm_1/(gamma|beta)", _KH_BLOCK + r"feedforward_layer_norm/\3"),
     (r"bert/pooler/dense/(kernel|bias)", r"pooled_dense/\1"),
+    # AlbertMaskedLM's head (its decoder is tied to token_embedding, as Google's)
+    (r"cls/predictions/transform/dense/(kernel|bias)", r"mlm_head/intermediate_dense/\1"),
+    (r"cls/predictions/transform/LayerNorm/(gamma|beta)", r"mlm_head/intermediate_layer_norm/\1"),
+    (r"cls/predictions/output_bias", "mlm_head/output_bias"),
 )
+MLM_EPSILON = 1e-5  # keras-hub's MaskedLMHead LayerNorm epsilon (Google's is 1e-12)
 
 
 # ---- configs ----------------------------------------------------------------------------------
@@ -83,6 +90,17 @@ def _backbone_variables(backbone) -> dict:
     return {v.path: v for v in backbone.weights}
 
 
+def _fill(variables, names):
+    """Assign Google-named values to the keras-hub variables they map to; returns those names."""
+    written = []
+    for google, source in names.items():
+        path = rename(google, RULES)
+        if path in variables:
+            variables[path].assign(reshape_checked(source, variables[path].shape, google))
+            written.append(google)
+    return written
+
+
 # ---- export -----------------------------------------------------------------------------------
 def to_backbone(model):
     """A keras-hub AlbertBackbone holding the encoder weights of any albert_tf model."""
@@ -93,27 +111,45 @@ def to_backbone(model):
     names = encoder_variable_map(albert)
     if albert.embedding.projection is None:  # E == H: keras-hub always projects; identity is exact
         names = {**names, **identity_projection(albert.config.hidden_size)}
-    for google, source in names.items():
-        target = variables[keras_hub_name(google)]
-        target.assign(reshape_checked(source, target.shape, google))
+    _fill(variables, names)
     return backbone
+
+
+def to_masked_lm(model, preprocessor=None):
+    """A keras-hub AlbertMaskedLM holding an AlbertPretrainer's encoder and masked-LM head."""
+    import keras_hub
+    task = keras_hub.models.AlbertMaskedLM(to_backbone(model), preprocessor=preprocessor)
+    _fill({v.path: v for v in task.weights}, original_variable_map(model))
+    return task
 
 
 def export_keras_hub_preset(model, preset_dir, spm_model_file=None) -> ExportReport:
     """Write a keras-hub preset folder that `AlbertBackbone.from_preset(preset_dir)` loads (and,
-    with `spm_model_file`, `AlbertTokenizer.from_preset(preset_dir)`). Heads are left out."""
+    with `spm_model_file`, `AlbertTokenizer.from_preset(preset_dir)`). An AlbertPretrainer's
+    masked-LM head goes along as an `AlbertMaskedLM` task; other heads are left out."""
     import keras_hub
     preset_dir = os.fspath(preset_dir)
-    os.makedirs(preset_dir, exist_ok=True)
-    to_backbone(model).save_to_preset(preset_dir)
+    tokenizer = None
     if spm_model_file is not None:
         if not os.path.isfile(spm_model_file):
             raise FileNotFoundError(f"SentencePiece model not found: {spm_model_file}")
-        keras_hub.models.AlbertTokenizer(proto=os.fspath(spm_model_file)).save_to_preset(preset_dir)
-    albert = model if hasattr(model, "embedding") else model.albert
-    written = sorted(encoder_variable_map(albert))
-    left_out = sorted(set(original_variable_map(model)) - set(written))
-    return ExportReport(preset_dir, written, left_out)
+        tokenizer = keras_hub.models.AlbertTokenizer(proto=os.fspath(spm_model_file))
+    os.makedirs(preset_dir, exist_ok=True)
+    if hasattr(model, "mlm_head"):
+        preprocessor = tokenizer and keras_hub.models.AlbertMaskedLMPreprocessor(
+            tokenizer, sequence_length=model.config.max_position_embeddings)
+        task = to_masked_lm(model, preprocessor)
+        task.save_to_preset(preset_dir)
+        variables = {v.path for v in task.weights}
+    else:
+        backbone = to_backbone(model)
+        backbone.save_to_preset(preset_dir)
+        if tokenizer is not None:
+            tokenizer.save_to_preset(preset_dir)
+        variables = set(_backbone_variables(backbone))
+    names = original_variable_map(model)
+    written = sorted(n for n in names if rename(n, RULES) in variables)
+    return ExportReport(preset_dir, written, sorted(set(names) - set(written)))
 
 
 # ---- import -----------------------------------------------------------------------------------
@@ -131,25 +167,45 @@ def is_keras_hub_preset(path) -> bool:
     return isinstance(data, dict) and "class_name" in data and "module" in data
 
 
-def _read_backbone(source):
+def _task_class(path):
+    """The class_name of a preset's task.json, or None."""
+    import json
+    task = os.path.join(path, "task.json")
+    if not os.path.isfile(task):
+        return None
+    with open(task, encoding="utf-8") as f:
+        return json.load(f).get("class_name")
+
+
+def _read_source(source):
+    """(backbone, object holding the variables, label) of a preset folder, a live AlbertBackbone
+    or a live AlbertMaskedLM (a preset with an AlbertMaskedLM task is read as one)."""
     import keras_hub
+    if isinstance(source, keras_hub.models.AlbertMaskedLM):
+        return source.backbone, source, source.name
     if isinstance(source, keras_hub.models.AlbertBackbone):
-        return source, getattr(source, "name", "AlbertBackbone")
+        return source, source, source.name
     path = os.fspath(source)
     if not is_keras_hub_preset(path):
         raise FileNotFoundError(f"not a keras-hub preset folder (no keras-hub config.json): {path}")
-    return keras_hub.models.AlbertBackbone.from_preset(path), path
+    if _task_class(path) == "AlbertMaskedLM":
+        task = keras_hub.models.AlbertMaskedLM.from_preset(path)
+        return task.backbone, task, path
+    backbone = keras_hub.models.AlbertBackbone.from_preset(path)
+    return backbone, backbone, path
 
 
 def load_keras_hub(source, model=None):
-    """Read a keras-hub preset folder or a live `AlbertBackbone` into an albert_tf model (a new
-    AlbertModel built from the backbone's config unless `model` is given). Returns
-    (model, LoadReport); the model's heads, which a backbone does not hold, are reported missing."""
-    from albert_tf.modeling.models import AlbertModel
-    backbone, label = _read_backbone(source)
+    """Read a keras-hub preset folder, a live `AlbertBackbone` or `AlbertMaskedLM` into an
+    albert_tf model (unless `model` is given: an AlbertPretrainer for an AlbertMaskedLM, else an
+    AlbertModel, from the backbone's config). Returns (model, LoadReport); heads keras-hub does
+    not hold (SOP, task heads) are reported missing."""
+    from albert_tf.modeling.models import AlbertModel, AlbertPretrainer
+    backbone, holder, label = _read_source(source)
     if model is None:
-        model = AlbertModel(config_from_backbone(backbone))
-    variables = _backbone_variables(backbone)
+        config = config_from_backbone(backbone)
+        model = AlbertPretrainer(config) if holder is not backbone else AlbertModel(config)
+    variables = _backbone_variables(holder)
     albert = model if hasattr(model, "embedding") else model.albert
     expected = {}
     for google, target in original_variable_map(model).items():

@@ -39,8 +39,8 @@ def test_python_api_chain_through_every_format(tmp_path, fixtures_dir, reference
     assert len(report.loaded) == 32 and "left out" in lines[0]
     assert detect_format(tmp_path / "kh") == "keras_hub"
     assert (tmp_path / "kh" / "assets" / "tokenizer" / "vocabulary.spm").is_file()
-    report = convert_model(tmp_path / "kh", tmp_path / "enc.weights.h5")
-    assert len(report.loaded) == 25 and (tmp_path / "albert_config.json").is_file()
+    report = convert_model(tmp_path / "kh", tmp_path / "enc.weights.h5", model_kind="encoder")
+    assert len(report.loaded) == 30 and (tmp_path / "albert_config.json").is_file()  # + MLM head
     report = convert_model(tmp_path / "enc.weights.h5", tmp_path / "enc.keras", model_kind="encoder",
                            albert_config_file=tmp_path / "albert_config.json")
     assert len(report.loaded) == 25
