@@ -201,3 +201,15 @@ def test_sharded_folder_and_unknown_head(exported, tmp_path):
     model, report = load_huggingface(tmp_path)
     assert isinstance(model, AlbertModel) and len(report.loaded) == 25 and report.missing == []
     assert "sop_classifier.classifier.weight" in report.unused and "predictions.bias" in report.unused
+
+
+@pytest.mark.parametrize("ours, theirs", [("gelu", "gelu_new"), ("gelu_exact", "gelu"), ("relu", "relu")])
+def test_activation_names_translate_both_ways(ours, theirs, tmp_path):
+    """Google's tanh "gelu" is transformers' "gelu_new"; transformers' "gelu" is the erf form."""
+    config = AlbertConfig(vocab_size=20, embedding_size=4, hidden_size=8, num_hidden_layers=1,
+                          num_attention_heads=2, intermediate_size=8, max_position_embeddings=8,
+                          hidden_act=ours)
+    export_huggingface(AlbertModel(config), tmp_path)
+    assert json.loads((tmp_path / "config.json").read_text())["hidden_act"] == theirs
+    model, _ = load_huggingface(tmp_path)
+    assert model.config.hidden_act == ours
