@@ -51,7 +51,7 @@ def _log_progress(p: dict):
 
 def main(argv):
     del argv
-    from albert_tf.engine.validate_drivers import validate_pretraining_data
+    from albert_tf.pretraining.validate import validate_pretraining_data
     inputs = validate_pretraining_data(FLAGS)
     from albert_tf.pretraining.builder import build_pretraining_data
     logging.info("*** Reading from %d input files ***", len(inputs))

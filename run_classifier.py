@@ -14,7 +14,7 @@ define_finetuning_flags()
 def main(argv):
     del argv
     from albert_tf.engine import validation
-    from albert_tf.engine.validate_drivers import preload_glue, validate_classifier
+    from albert_tf.tasks.glue.validate import preload_glue, validate_classifier
     # the strategy first: MultiWorkerMirroredStrategy must precede any other TF op
     strategy = validation.strategy_from_flags(FLAGS, "train_batch_size")
     config = validate_classifier(FLAGS)

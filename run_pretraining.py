@@ -43,7 +43,7 @@ def main(argv):
         run_demo(output_dir=FLAGS.output_dir or "demo_output")
         return
     from albert_tf.engine import validation
-    from albert_tf.engine.validate_drivers import validate_pretraining
+    from albert_tf.pretraining.validate import validate_pretraining
     # the strategy first: MultiWorkerMirroredStrategy must precede any other TF op
     strategy = validation.strategy_from_flags(FLAGS, "train_batch_size", "eval_batch_size")
     config = validate_pretraining(FLAGS)

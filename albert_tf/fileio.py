@@ -4,6 +4,7 @@ Temporary files are created as open() creates files (mode 0666 less the umask), 
 tempfile.mkstemp makes them, so the renamed file has the mode of any other file written.
 """
 import contextlib
+import hashlib
 import os
 import secrets
 
@@ -42,3 +43,12 @@ def write_text_atomic(path, text: str) -> str:
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
     return path
+
+
+def file_fingerprint(path) -> str:
+    """SHA-256 of a file's bytes (e.g. the tokenizer model), for cache keys."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()

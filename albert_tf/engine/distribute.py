@@ -177,14 +177,3 @@ def writable_dir(output_dir: str, strategy=None) -> str:
         return output_dir
     task_type, task_id, _ = task_info()
     return tempfile.mkdtemp(prefix=f"albert_tf-{task_type}{task_id}-")
-
-
-def replica_mean(numerator, denominator, epsilon=0.0):
-    """This replica's share of a global ratio Σnum / Σden: num / all-reduced den.
-
-    Summed over replicas (as the optimizer sums gradients) it gives the exact global value, so a
-    loss over N replicas equals the loss of one device at the same global batch."""
-    ctx = tf.distribute.get_replica_context()
-    if ctx is not None and ctx.num_replicas_in_sync > 1:
-        denominator = ctx.all_reduce(tf.distribute.ReduceOp.SUM, denominator)
-    return numerator / (denominator + epsilon)

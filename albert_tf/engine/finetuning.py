@@ -14,6 +14,7 @@ import tensorflow as tf
 
 from albert_tf.engine import distribute, training
 from albert_tf.engine.records import decode
+from albert_tf.engine.task import FineTuningTask, check_task
 
 
 @dataclasses.dataclass
@@ -125,14 +126,16 @@ def warn_if_random_init(opts: FineTuningOptions, do_train: bool) -> bool:
     return True
 
 
-def run_finetuning(task, model_fn: Callable, opts: FineTuningOptions, strategy=None, *,
+def run_finetuning(task: FineTuningTask, model_fn: Callable, opts: FineTuningOptions, strategy=None, *,
                    do_train=False, do_eval=False, do_predict=False, export_fn=None) -> dict:
     """Google's fine-tuning flow for any task: train (evaluating each checkpoint on dev, the best
     kept as model.ckpt-best), evaluate the best, predict the test set, export.
 
-    `task` provides `records(split) -> (path, count)`, `spec`, `best_metric`,
-    `evaluate(model, batch_size) -> dict` and `write_predictions(model, output_dir, batch_size)`.
+    `task` is a FineTuningTask (albert_tf/engine/task.py): `records(split) -> (path, count)`,
+    `spec`, `best_metric`, `evaluate(model, batch_size) -> dict` and
+    `write_predictions(model, output_dir, batch_size)`.
     """
+    check_task(task)
     if not (do_train or do_eval or do_predict or export_fn):
         raise ValueError("at least one of --do_train, --do_eval, --do_predict (or an export) is needed")
     warn_if_random_init(opts, do_train)

@@ -13,7 +13,7 @@ from typing import Callable, Iterable
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.fileio import atomic_path, write_text_atomic
+from albert_tf.fileio import atomic_path, file_fingerprint, write_text_atomic  # noqa: F401
 
 
 def _feature(kind, values):
@@ -59,15 +59,6 @@ def decode(serialized, spec: dict) -> dict:
     parse = tf.io.parse_example if serialized.shape.rank == 1 else tf.io.parse_single_example
     parsed = parse(serialized, parse_spec(spec))
     return {n: tf.cast(t, tf.int32) if t.dtype == tf.int64 else t for n, t in parsed.items()}
-
-
-def file_fingerprint(path) -> str:
-    """SHA-256 of a file's bytes (e.g. the tokenizer model), for cache keys."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def cache_key(params: dict) -> str:

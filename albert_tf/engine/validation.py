@@ -2,8 +2,8 @@
 before any work (no features, models or output folders), each failure one InputError naming
 the flag or file at fault and what would fit.
 
-Generic checks are here; `validate_<driver>(FLAGS)` in albert_tf/engine/validate_drivers.py combine
-them per driver. TensorFlow is imported only to read a checkpoint's or TFRecord's index.
+Generic checks and the fine-tuning drivers' shared checks are here; each task's
+`validate_<driver>(FLAGS)` (`tasks/<task>/validate.py`, `pretraining/validate.py`) combines them. TensorFlow is imported only to read a checkpoint's or TFRecord's index.
 """
 from __future__ import annotations
 
@@ -228,3 +228,58 @@ def strategy_from_flags(FLAGS, *batch_flags):
     for name in batch_flags:
         check_divides(FLAGS, name, strategy.num_replicas_in_sync, "the replicas in sync")
     return strategy
+
+
+# ---- shared by the fine-tuning drivers ------------------------------------------------------
+def validate_finetuning(FLAGS, *, train_step_required=True):
+    """Flags every fine-tuning driver shares; returns the AlbertConfig."""
+    require(FLAGS, "albert_config_file", "output_dir")
+    if not (FLAGS.do_train or FLAGS.do_eval or FLAGS.do_predict or flag_value(FLAGS, "export_dir")):
+        raise InputError("nothing to do: give --do_train, --do_eval or --do_predict")
+    check_at_least(FLAGS, 1, "train_batch_size", "eval_batch_size", "predict_batch_size",
+                     "save_checkpoints_steps", "keep_checkpoint_max", "iterations_per_loop",
+                     "log_every_steps", "gradient_accumulation_steps")
+    check_at_least(FLAGS, 1 if train_step_required else 0, "train_step")
+    check_at_least(FLAGS, 0, "warmup_step")
+    if FLAGS.train_step is not None and FLAGS.warmup_step is not None and FLAGS.warmup_step > FLAGS.train_step:
+        raise InputError(f"--warmup_step={FLAGS.warmup_step} exceeds --train_step={FLAGS.train_step}")
+    check_positive_float(FLAGS, "learning_rate")
+    check_divides(FLAGS, "train_batch_size", FLAGS.gradient_accumulation_steps,
+                    "--gradient_accumulation_steps")
+    check_output_dir("output_dir", FLAGS.output_dir)
+    if FLAGS.cached_dir:
+        check_output_dir("cached_dir", FLAGS.cached_dir)
+    config = load_config("albert_config_file", FLAGS.albert_config_file)
+    check_seq_length(FLAGS, config)
+    check_tokenizer(FLAGS, config)
+    check_checkpoint("init_checkpoint", FLAGS.init_checkpoint, config)
+    if not FLAGS.do_train:
+        check_has_checkpoint(FLAGS, "to evaluate, predict or export without --do_train")
+    return config
+
+
+def flag_value(FLAGS, name):
+    return FLAGS[name].value if name in FLAGS else None
+
+
+def check_dropout(FLAGS):
+    if not 0 <= FLAGS.dropout_prob < 1:
+        raise InputError(f"--dropout_prob={FLAGS.dropout_prob}: must be in [0, 1)")
+
+
+def read_data(read, flag):
+    """Run a data reader; its errors (missing file or split, bad row) become InputErrors that
+    also name the flag."""
+    try:
+        examples = read()
+    except InputError:
+        raise
+    except (FileNotFoundError, ValueError, KeyError) as e:
+        raise InputError(f"--{flag}: {str(e).strip(chr(34) + chr(39))}") from None
+    return examples
+
+
+def non_empty(examples, flag, what):
+    if not examples:
+        raise InputError(f"--{flag}: {what} has no examples")
+    return examples

@@ -86,7 +86,7 @@ def _architecture(model):
     """(transformers architecture, extra config keys) of an albert_tf model."""
     from albert_tf.modeling.models import AlbertModel, AlbertPretrainer
     from albert_tf.modeling.tasks import AlbertClassifier, AlbertMultipleChoice
-    from albert_tf.tasks.squad.model import AlbertSquadV1
+    from albert_tf.modeling.squad import AlbertSquadV1
     if isinstance(model, AlbertPretrainer):
         return "AlbertForPreTraining", {}
     if isinstance(model, AlbertClassifier):
@@ -156,7 +156,7 @@ def model_for_hf_config(data: dict, config):
     """The albert_tf model matching config.json's `architectures` (AlbertModel if none fits)."""
     from albert_tf.modeling.models import AlbertModel, AlbertPretrainer
     from albert_tf.modeling.tasks import AlbertClassifier, AlbertMultipleChoice
-    from albert_tf.tasks.squad.model import AlbertSquadV1
+    from albert_tf.modeling.squad import AlbertSquadV1
     arch = (data.get("architectures") or ["AlbertModel"])[0]
     dropout = data.get("classifier_dropout_prob", 0.1)
     if arch in ("AlbertForPreTraining", "AlbertForMaskedLM"):

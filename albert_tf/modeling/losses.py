@@ -1,12 +1,23 @@
 """ALBERT's pretraining objectives: weighted masked-LM cross-entropy and sentence-order CE.
 
-Losses are returned as this replica's share of the global loss (see distribute.replica_mean):
+Losses are returned as this replica's share of the global loss (see replica_mean):
 on one device that is the loss itself; over N replicas the shares sum to the loss of the
 global batch, which is what the summed gradients need.
 """
 from keras import ops
+import tensorflow as tf
 
-from albert_tf.engine.distribute import replica_mean
+
+def replica_mean(numerator, denominator, epsilon=0.0):
+    """This replica's share of a global ratio Σnum / Σden: num / all-reduced den.
+
+    Summed over replicas (as the optimizer sums gradients) it gives the exact global value, so a
+    loss over N replicas equals the loss of one device at the same global batch."""
+    ctx = tf.distribute.get_replica_context()
+    if ctx is not None and ctx.num_replicas_in_sync > 1:
+        denominator = ctx.all_reduce(tf.distribute.ReduceOp.SUM, denominator)
+    return numerator / (denominator + epsilon)
+
 
 MLM_WEIGHT_EPSILON = 1e-5  # Google's denominator: Σw·CE / (Σw + 1e-5)
 

@@ -201,7 +201,7 @@ class AlbertPretrainer(ConfigSerializable, ServingSignature, AlbertTaskModel):
 
     def original_head_variables(self):
         """Google names of the head variables (`cls/predictions/...`, `cls/seq_relationship/...`)."""
-        from albert_tf.formats.tf1 import mlm_head_variable_map, pooled_head_variable_map
+        from albert_tf.modeling.names import mlm_head_variable_map, pooled_head_variable_map
         return {**mlm_head_variable_map(self.mlm_head),
                 **pooled_head_variable_map(self.sop_head, "cls/seq_relationship")}
 

@@ -9,7 +9,7 @@ import tensorflow as tf
 
 class AlbertTaskModel(keras.Model):
     """Subclasses define `task_loss(features, labels, outputs)` (the replica's share of the
-    global loss, see distribute.replica_mean) and `update_task_metrics(...)`. Labels come from
+    global loss, see modeling.losses.replica_mean) and `update_task_metrics(...)`. Labels come from
     `y` when fit is given (x, y), else from the feature dict (Google's record names)."""
 
     def task_loss(self, features, labels, outputs):

@@ -7,7 +7,7 @@ feature dicts, and names its head variables as Google's scripts did (`output_wei
 import keras
 from keras import ops
 
-from albert_tf.engine.distribute import replica_mean
+from albert_tf.modeling.losses import replica_mean
 from albert_tf.modeling.heads import PooledClassifierHead
 from albert_tf.modeling.models import (AlbertModel, ConfigSerializable, ServingSignature,
                                        _as_config)
@@ -66,7 +66,7 @@ class _PooledTaskModel(ConfigSerializable, ServingSignature, AlbertTaskModel):
         self.accuracy_metric.update_state(score, _example_weights(features, ops.shape(score)[0]))
 
     def original_head_variables(self):
-        from albert_tf.formats.tf1 import pooled_head_variable_map
+        from albert_tf.modeling.names import pooled_head_variable_map
         return pooled_head_variable_map(self.classifier, self.head_scope)
 
 

@@ -1,4 +1,4 @@
-"""Exact evaluation metrics for GLUE and RACE, in NumPy (no sklearn/scipy at run time).
+"""Exact evaluation metrics shared by the tasks, in NumPy (no sklearn/scipy at run time).
 
 All functions take array-likes of equal, non-zero length and return Python floats.
 They agree with scikit-learn / scipy (float64 arithmetic); on degenerate input where
@@ -8,7 +8,6 @@ see NaN.
 """
 from __future__ import annotations
 
-from typing import Dict, Optional, Sequence
 
 import numpy as np
 
@@ -95,57 +94,3 @@ def mean_squared_error(predictions, labels) -> float:
     """Mean of squared differences."""
     x, y = _pair(predictions, labels, dtype=np.float64)
     return float(np.mean((x - y) ** 2))
-
-
-def glue_metrics(task_name: str, predictions, labels) -> Dict[str, float]:
-    """Dev metrics for a GLUE task, keyed by metric name.
-
-    ``predictions``/``labels`` are label ids (floats for STS-B). Every classification
-    task gets ``accuracy``; CoLA and AX add ``matthews_corrcoef``; MRPC and QQP add
-    ``f1`` (label 1 positive); STS-B gives ``pearson``, ``spearman`` and ``mse``.
-    """
-    from albert_tf.tasks.glue.data import canonical_task_name  # light, pure Python
-
-    task = canonical_task_name(task_name)
-    if task == "sts-b":
-        return {"pearson": pearson(predictions, labels),
-                "spearman": spearman(predictions, labels),
-                "mse": mean_squared_error(predictions, labels)}
-    result = {"accuracy": accuracy(predictions, labels)}
-    if task in ("cola", "ax"):
-        result["matthews_corrcoef"] = matthews_corrcoef(predictions, labels)
-    if task in ("mrpc", "qqp"):
-        result["f1"] = f1(predictions, labels)
-    return result
-
-
-RACE_LEVELS = ("middle", "high")
-
-
-def race_metrics(predictions, labels, levels: Optional[Sequence[str]] = None
-                 ) -> Dict[str, float]:
-    """RACE accuracy overall, plus ``middle_accuracy`` / ``high_accuracy`` when levels given.
-
-    ``levels`` holds "middle" or "high" per question; a level with no questions is
-    left out of the result.
-    """
-    p, y = _pair(predictions, labels)
-    result = {"accuracy": accuracy(p, y)}
-    if levels is None:
-        return result
-    lv = np.asarray(levels).reshape(-1)
-    if lv.shape != p.shape:
-        raise ValueError(f"{lv.size} levels but {p.size} predictions")
-    unknown = set(lv.tolist()) - set(RACE_LEVELS)
-    if unknown:
-        raise ValueError(f"unknown RACE levels {sorted(unknown)}; expected {RACE_LEVELS}")
-    for level in RACE_LEVELS:
-        mask = lv == level
-        if mask.any():
-            result[f"{level}_accuracy"] = accuracy(p[mask], y[mask])
-    return result
-
-
-def race_accuracy(predictions, labels) -> float:
-    """Fraction of RACE questions answered correctly."""
-    return accuracy(predictions, labels)

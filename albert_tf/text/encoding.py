@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from albert_tf.engine.records import file_fingerprint
+from albert_tf.fileio import file_fingerprint
 
 
 @dataclasses.dataclass

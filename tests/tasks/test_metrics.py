@@ -5,6 +5,8 @@ from scipy import stats
 from sklearn import metrics as skm
 
 from albert_tf.tasks import metrics
+from albert_tf.tasks.glue.metrics import glue_metrics
+from albert_tf.tasks.race.metrics import race_accuracy, race_metrics
 
 SEEDS = range(5)
 
@@ -88,14 +90,14 @@ def test_length_mismatch_and_empty_raise():
 
 def test_glue_metrics_keys_per_task():
     p, y = _classes(0)
-    assert set(metrics.glue_metrics("CoLA", p, y)) == {"accuracy", "matthews_corrcoef"}
-    assert set(metrics.glue_metrics("mrpc", p, y)) == {"accuracy", "f1"}
-    assert set(metrics.glue_metrics("qqp", p, y)) == {"accuracy", "f1"}
-    assert set(metrics.glue_metrics("mnli", p, y)) == {"accuracy"}
-    assert set(metrics.glue_metrics("mismnli", p, y)) == {"accuracy"}
-    assert set(metrics.glue_metrics("rte", p, y)) == {"accuracy"}
-    assert set(metrics.glue_metrics("ax", p, y)) == {"accuracy", "matthews_corrcoef"}
-    got = metrics.glue_metrics("mrpc", p, y)
+    assert set(glue_metrics("CoLA", p, y)) == {"accuracy", "matthews_corrcoef"}
+    assert set(glue_metrics("mrpc", p, y)) == {"accuracy", "f1"}
+    assert set(glue_metrics("qqp", p, y)) == {"accuracy", "f1"}
+    assert set(glue_metrics("mnli", p, y)) == {"accuracy"}
+    assert set(glue_metrics("mismnli", p, y)) == {"accuracy"}
+    assert set(glue_metrics("rte", p, y)) == {"accuracy"}
+    assert set(glue_metrics("ax", p, y)) == {"accuracy", "matthews_corrcoef"}
+    got = glue_metrics("mrpc", p, y)
     assert got["f1"] == pytest.approx(skm.f1_score(y, p))
     assert got["accuracy"] == pytest.approx(skm.accuracy_score(y, p))
 
@@ -104,7 +106,7 @@ def test_glue_metrics_stsb():
     rng = np.random.default_rng(1)
     y = rng.uniform(0, 5, 50)
     p = y + rng.normal(0, 1, 50)
-    got = metrics.glue_metrics("sts-b", p, y)
+    got = glue_metrics("sts-b", p, y)
     assert set(got) == {"pearson", "spearman", "mse"}
     assert got["spearman"] == pytest.approx(stats.spearmanr(p, y)[0], abs=1e-12)
     assert all(isinstance(v, float) for v in got.values())
@@ -112,18 +114,18 @@ def test_glue_metrics_stsb():
 
 def test_glue_metrics_unknown_task():
     with pytest.raises(KeyError, match="known tasks"):
-        metrics.glue_metrics("squad", [0], [0])
+        glue_metrics("squad", [0], [0])
 
 
 def test_race_metrics_by_level():
     p = [0, 1, 2, 3, 0, 0]
     y = [0, 1, 0, 3, 1, 0]
     levels = ["middle", "middle", "high", "high", "high", "middle"]
-    got = metrics.race_metrics(p, y, levels)
+    got = race_metrics(p, y, levels)
     assert got == pytest.approx({"accuracy": 4 / 6, "middle_accuracy": 1.0,
                                  "high_accuracy": 1 / 3})
-    high_only = metrics.race_metrics(p[2:5], y[2:5], levels[2:5])
+    high_only = race_metrics(p[2:5], y[2:5], levels[2:5])
     assert set(high_only) == {"accuracy", "high_accuracy"}
-    assert metrics.race_accuracy(p, y) == pytest.approx(4 / 6)
+    assert race_accuracy(p, y) == pytest.approx(4 / 6)
     with pytest.raises(ValueError, match="unknown RACE levels"):
-        metrics.race_metrics(p, y, ["low"] * 6)
+        race_metrics(p, y, ["low"] * 6)

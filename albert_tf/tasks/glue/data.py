@@ -403,7 +403,7 @@ def submission_file_name(task_name: str) -> str:
     return _SUBMISSION_FILES[canonical_task_name(task_name)]
 
 
-# Metric (a key of albert_tf.tasks.metrics.glue_metrics) that picks the best checkpoint;
+# Metric (a key of albert_tf.tasks.glue.metrics.glue_metrics) that picks the best checkpoint;
 # higher is better for all. MRPC/QQP use accuracy as Google's run_classifier does and
 # as the ALBERT paper's dev numbers report (F1 is still computed and logged).
 _BEST_METRIC = {"cola": "matthews_corrcoef", "sts-b": "pearson"}

@@ -13,7 +13,7 @@ from albert_tf.fileio import write_text_atomic
 from albert_tf.tasks.glue import data as glue
 from albert_tf.text.encoding import TextEncoder
 from albert_tf.engine.records import cached_records
-from albert_tf.tasks.metrics import glue_metrics
+from albert_tf.tasks.glue.metrics import glue_metrics
 
 
 def classifier_feature_spec(max_seq_length: int, is_regression: bool) -> dict:

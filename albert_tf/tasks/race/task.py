@@ -10,7 +10,7 @@ from albert_tf.fileio import write_text_atomic
 from albert_tf.tasks.race import data as race
 from albert_tf.text.encoding import TextEncoder
 from albert_tf.engine.records import cached_records
-from albert_tf.tasks.metrics import race_metrics
+from albert_tf.tasks.race.metrics import race_metrics
 
 LETTERS = race.ANSWER_LETTERS
 

@@ -111,7 +111,7 @@ class SquadTask:
 
 
 def squad_model_fn(config, settings: SquadSettings, dropout_prob=0.1):
-    from albert_tf.tasks.squad.model import AlbertSquadV1, AlbertSquadV2
+    from albert_tf.modeling.squad import AlbertSquadV1, AlbertSquadV2
     if settings.version_2_with_negative:
         return lambda: AlbertSquadV2(config, settings.start_n_top, settings.end_n_top, dropout_prob)
     return lambda: AlbertSquadV1(config)

@@ -262,7 +262,7 @@ def test_best_checkpoint_metric():
 
 
 def test_best_metric_is_a_glue_metrics_key():
-    from albert_tf.tasks import metrics
+    from albert_tf.tasks.glue import metrics
     for task in glue.PROCESSORS:
         preds = [0.5, 1.5, 2.0] if task == "sts-b" else [0, 1, 1]
         assert glue.best_checkpoint_metric(task) in metrics.glue_metrics(task, preds, [0, 1, 0])

@@ -8,7 +8,7 @@ ends at inference); an answerability logit from the CLS and start-weighted repre
 import keras
 from keras import ops
 
-from albert_tf.engine.distribute import replica_mean
+from albert_tf.modeling.losses import replica_mean
 from albert_tf.modeling.common import dense, initializer, layer_norm
 from albert_tf.modeling.models import (AlbertModel, ConfigSerializable, ServingSignature,
                                        _as_config)

@@ -1,0 +1,20 @@
+"""Keras files (`.keras`) of albert_tf models and layers, loadable in a fresh process.
+
+`import albert_tf` loads its names lazily, so Keras has not seen the albert_tf classes yet when a
+`.keras` file names them; `load_model` registers them all first.
+"""
+
+
+def register_keras_classes() -> None:
+    """Import every albert_tf module whose classes a .keras file may name (models, layers, and
+    the optimizers and schedules of a compiled model); it sits above them all for that."""
+    from albert_tf.engine import optimization  # noqa: F401
+    from albert_tf.modeling import models, squad, tasks  # noqa: F401
+    from albert_tf.text import graph_tokenizer  # noqa: F401
+
+
+def load_model(path, **kwargs):
+    """keras.saving.load_model for files holding albert_tf models or layers."""
+    import keras
+    register_keras_classes()
+    return keras.saving.load_model(path, **kwargs)
