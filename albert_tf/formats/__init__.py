@@ -1,1 +1,2 @@
-"""Checkpoint formats: Google's TF1 variable names (and their map to the Keras layers)."""
+"""Weight formats: Google's TF1 checkpoints, Keras files, keras-hub presets and Hugging Face
+folders, each mapped from the canonical Google names of modeling/names.py."""

@@ -1,2 +1,3 @@
-"""The fine-tuning tasks, one folder each (data, model head, task, metrics, export); they plug
-into albert_tf.engine through the task protocol."""
+"""The fine-tuning tasks, one folder each (data, task, metrics, validation, export); each plugs
+into albert_tf.engine through the task protocol (engine/task.py). Their Keras models live in
+albert_tf/modeling/, where the weight formats can reach them."""
