@@ -13,6 +13,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import socket
@@ -213,19 +214,27 @@ def init_from_checkpoint(model, path, **kwargs):
 
 
 def _init_from_object_checkpoint(model, path, names):
-    """Restore an object checkpoint, after checking it holds every encoder variable."""
+    """Restore an object checkpoint, after checking it holds every encoder variable.
+
+    The check follows the checkpoint's object graph (model → albert → ...), not the variable
+    names: a variable is stored once, under the first path that reaches it (often the
+    optimizer's `_trainable_variables/N`), so names alone do not show what a checkpoint holds."""
     from albert_tf.errors import InputError
     encoder = getattr(model, "albert", model)
-    prefix = "model/albert/" if encoder is not model else "model/"
-    suffix = "/.ATTRIBUTES/VARIABLE_VALUE"
-    found = [n for n in names if n.startswith(prefix) and n.endswith(suffix)
-             and ".OPTIMIZER_SLOT" not in n]
-    needed = len(encoder.weights)
-    logging.info("object checkpoint %s: %d of the model's %d encoder variables present, "
-                 "%d checkpoint variables in all", path, len(found), needed, len(names) - 1)
-    if len(found) < needed:
-        raise InputError(f"checkpoint {path} holds {len(found)} of the {needed} encoder "
-                         "variables the model needs; the others would stay random")
+    root = (tf.train.Checkpoint(model=tf.train.Checkpoint(albert=encoder)) if encoder is not model
+            else tf.train.Checkpoint(model=model))
+    try:
+        root.restore(path).assert_existing_objects_matched()
+    except AssertionError as e:
+        needed = len(encoder.weights)
+        count = re.search(r"Found (\d+) Python objects", str(e))
+        first = re.search(r"path=([^,]+)", str(e))
+        held = max(0, needed - int(count.group(1))) if count else 0
+        raise InputError(f"checkpoint {path} holds {held} of the {needed} encoder variables the "
+                         f"model needs (missing e.g. {first.group(1) if first else '?'}); the "
+                         "others would stay random") from None
+    logging.info("object checkpoint %s: every encoder variable present (%d checkpoint variables)",
+                 path, len(names) - 1)
     tf.train.Checkpoint(model=model).restore(path).expect_partial()
     return None
 

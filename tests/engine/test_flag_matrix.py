@@ -56,3 +56,47 @@ def test_multi_worker_pretraining_with_eval_iterations_per_loop(fixtures_dir, tm
     assert codes == [0, 0], logs[0][-2000:] + logs[1][-2000:]
     assert fingerprint(logs[0]) == fingerprint(logs[1])
     assert "masked_lm_accuracy = " in (out / "eval_results.txt").read_text()
+
+
+def _run_driver(script, args):
+    r = subprocess.run([sys.executable, os.path.join(ROOT, script), *args], capture_output=True,
+                       text=True, timeout=900, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-3000:]
+
+
+def _common(fixtures_dir, out):
+    tiny = fixtures_dir / "albert_tiny"
+    return [f"--albert_config_file={tiny / 'albert_config.json'}",
+            f"--init_checkpoint={tiny / 'model.ckpt-best'}",
+            f"--spm_model_file={fixtures_dir / 'spm.model'}", f"--output_dir={out}",
+            "--max_seq_length=64", "--train_step=2", "--warmup_step=1",
+            "--save_checkpoints_steps=2", "--iterations_per_loop=2", "--learning_rate=1e-4"]
+
+
+def test_squad_train_predict_then_predict_from_its_own_output_dir(fixtures_dir, data_dir, tmp_path):
+    """The crash of issue 12 (--do_train --do_predict without --do_eval), on run_squad.py, then a
+    second run that only predicts from the first run's output_dir (the restore path)."""
+    data = data_dir / "squad" / "v1.1" / "squad.json"
+    out = tmp_path / "out"
+    args = _common(fixtures_dir, out) + [f"--train_file={data}", f"--predict_file={data}",
+                                         "--doc_stride=32", "--max_query_length=16",
+                                         "--train_batch_size=8", "--predict_batch_size=8"]
+    n_questions = sum(len(p["qas"]) for a in json.loads(data.read_text())["data"]
+                      for p in a["paragraphs"])
+    _run_driver("run_squad.py", args + ["--do_train", "--do_predict"])
+    first = json.loads((out / "predictions.json").read_text())
+    assert len(first) == n_questions
+    (out / "predictions.json").unlink()
+    _run_driver("run_squad.py", args + ["--do_predict"])
+    assert json.loads((out / "predictions.json").read_text()) == first
+
+
+def test_race_train_predict_without_eval(fixtures_dir, data_dir, tmp_path):
+    out = tmp_path / "out"
+    args = _common(fixtures_dir, out) + [f"--data_dir={data_dir}", "--max_qa_length=16",
+                                         "--train_batch_size=4", "--predict_batch_size=4"]
+    _run_driver("run_race.py", args + ["--do_train", "--nodo_eval", "--do_predict"])  # do_eval defaults on
+    rows = (out / "race_predictions.tsv").read_text().splitlines()
+    n_test = sum(len(json.loads(p.read_text())["questions"])
+                 for p in (data_dir / "RACE" / "test").glob("*/*.txt"))
+    assert len(rows) == 1 + n_test
