@@ -83,14 +83,19 @@ def fingerprint(log):
     return found[-1]
 
 
-def test_multi_worker_pretraining(fixtures_dir, tmp_path):
-    out = tmp_path / "out"
-    argv = [os.path.join(ROOT, "run_pretraining.py"), "--strategy_type=multi_worker_mirrored",
+def pretraining_argv(fixtures_dir, out, *extra):
+    """run_pretraining.py under MultiWorkerMirrored on the tiny fixture, 4 steps, plus `extra`."""
+    return [os.path.join(ROOT, "run_pretraining.py"), "--strategy_type=multi_worker_mirrored",
             f"--albert_config_file={fixtures_dir / 'albert_tiny' / 'albert_config.json'}",
             f"--input_file={fixtures_dir / 'pretraining.tfrecord'}", f"--output_dir={out}",
             "--max_seq_length=64", "--max_predictions_per_seq=10", "--train_batch_size=8",
             "--num_train_steps=4", "--num_warmup_steps=1", "--save_checkpoints_steps=4",
-            "--iterations_per_loop=1", "--learning_rate=1e-3", "--seed=3"]
+            "--learning_rate=1e-3", "--seed=3", *extra]
+
+
+def test_multi_worker_pretraining(fixtures_dir, tmp_path):
+    out = tmp_path / "out"
+    argv = pretraining_argv(fixtures_dir, out, "--iterations_per_loop=1")
     codes, logs = run_two_workers(argv, tmp_path)
     assert codes == [0, 0], logs[0][-2000:] + logs[1][-2000:]
     assert fingerprint(logs[0]) == fingerprint(logs[1])
