@@ -44,8 +44,8 @@ __all__ = [
     "TokenizerSpec", "TrainingInstance", "VocabTables", "build_pretraining_data",
     "create_instances", "expand_input_files", "is_start_piece_sp",
     "is_start_piece_wordpiece", "iter_raw_documents", "iter_round_instances",
-    "iter_tokenized_documents", "load_tokenizer", "round_seed", "split_output_files",
-    "split_sentences"]
+    "iter_tokenized_documents", "load_tokenizer", "peak_rss_bytes", "round_seed",
+    "split_output_files", "split_sentences"]
 
 
 # --------------------------------------------------------------------------- jobs
