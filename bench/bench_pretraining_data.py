@@ -2,8 +2,9 @@
 
 Builds MLM + SOP TFRecords (seq 128, dupe_factor 5, the fixture SentencePiece model)
 from 1, 2 and 4 MB of text made by repeating ../shared/fixtures/corpus.txt. Each size
-runs in a fresh Python process so that its peak RSS (ru_maxrss of the process and of
-its worker processes) is its own. Prints a table with wall-clock examples/s and, since
+runs in a fresh Python process so that its peak RSS is its own: the main process's
+VmHWM, and the builder's worker_peak_rss_bytes (each worker's own VmHWM; ru_maxrss of a
+spawned worker starts at its parent's peak). Prints a table with wall-clock examples/s and, since
 the machine may be shared, examples per CPU-second (user + system, all processes).
 
     python bench/bench_pretraining_data.py [--sizes 1,2,4] [--workers 1,2] [--dupe 5]
@@ -23,7 +24,7 @@ FIXTURES = SHARED / "fixtures"
 _CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, {root!r})
-from albert_tf.pretraining.builder import build_pretraining_data
+from albert_tf.pretraining.builder import build_pretraining_data, peak_rss_bytes
 t0 = time.perf_counter()
 stats = build_pretraining_data({inp!r}, {out!r}, spm_model_file={spm!r},
                                max_seq_length=128, max_predictions_per_seq=20,
@@ -31,7 +32,7 @@ stats = build_pretraining_data({inp!r}, {out!r}, spm_model_file={spm!r},
 wall = time.perf_counter() - t0
 me = resource.getrusage(resource.RUSAGE_SELF)
 kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-self_rss, child_rss = me.ru_maxrss * 1024, kids.ru_maxrss * 1024
+self_rss, child_rss = peak_rss_bytes(), stats["worker_peak_rss_bytes"]
 cpu = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 print(json.dumps({{"instances": stats["instances"], "wall": wall, "cpu": cpu,
                    "self_rss": self_rss, "child_rss": child_rss,

@@ -1,16 +1,17 @@
-"""Benchmark: the builder's hand-written Example encoder + numpy CRC32C framing against
-tf.train.Example + tf.io.TFRecordWriter, inside the builder's real round loop.
+"""Benchmark: the builder's former hand-written Example encoder + numpy CRC32C framing
+against tf.train.Example + tf.io.TFRecordWriter, inside the builder's real round loop.
 
 Every variant runs `albert_tf.pretraining.builder._round_job` itself (make instances ->
-stats -> encode -> shuffle buffer -> frame -> write) with its `ExampleEncoder` and
-`frame_records` swapped by `unittest.mock.patch`; a swapped `frame_records` hands each
-record to a `tf.io.TFRecordWriter` and returns b"". Variants:
+stats -> encode -> shuffle buffer -> write) with its `ExampleSerializer` and
+`record_writer` swapped by `unittest.mock.patch`. The hand-written encoder and framing
+(the builder's path until issue 13) live in bench/handwritten_tfrecord.py. Variants:
 
-  a  ExampleEncoder.encode + frame_records (the current path)
+  a  hand-written ExampleEncoder.encode + frame_records (the builder before issue 13)
   b  a new tf.train.Example per instance (Google's layout) + TFRecordWriter.write
   c  one tf.train.Example template whose value lists are overwritten, serialised with
-     deterministic=True (sorted map keys) + TFRecordWriter
-  d  ExampleEncoder.encode + TFRecordWriter (hand-written bytes, TensorFlow's CRC)
+     deterministic=True (sorted map keys) + TFRecordWriter: the builder's own
+     albert_tf.pretraining.writer, unpatched
+  d  hand-written ExampleEncoder.encode + TFRecordWriter (our bytes, TensorFlow's CRC)
 
 For each max_seq_length it times, alternating the variants and rotating their order in
 every repeat: instance making alone (a null encoder and writer), encode + write alone
@@ -31,7 +32,6 @@ import json
 import os
 import pathlib
 import pickle
-import resource
 import statistics
 import subprocess
 import sys
@@ -44,12 +44,13 @@ SHARED = pathlib.Path(os.environ.get("ALBERT_TF_SHARED", ROOT.parent / "shared")
 CORPUS = SHARED / "data" / "wiki" / "AA" / "wiki_00"
 SPM_MODEL = SHARED / "fixtures" / "spm.model"
 sys.path.insert(0, str(ROOT))  # this checkout's albert_tf, not an installed one
+sys.path.insert(0, str(ROOT / "bench"))  # handwritten_tfrecord
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 VARIANTS = {
-    "a": "hand-written encoder + frame_records (current)",
+    "a": "hand-written encoder + frame_records (before issue 13)",
     "b": "tf.train.Example per instance + TFRecordWriter",
-    "c": "tf.train.Example template, deterministic + TFRecordWriter",
+    "c": "tf.train.Example template, deterministic + TFRecordWriter (builder)",
     "d": "hand-written encoder + TFRecordWriter",
 }
 USES_TF = {"a": False, "b": True, "c": True, "d": True}
@@ -58,56 +59,24 @@ USES_TF = {"a": False, "b": True, "c": True, "d": True}
 # --------------------------------------------------------------------------- variants
 
 
-def google_features(inst, L: int, P: int) -> list:
-    """The eight padded value lists of an instance, in FEATURE_NAMES order (Google's)."""
-    n, k = len(inst.input_ids), len(inst.masked_lm_positions)
-    pad, ppad = [0] * (L - n), [0] * (P - k)
-    return [inst.input_ids + pad, [1] * n + pad, inst.segment_ids + pad,
-            inst.token_boundary + pad, inst.masked_lm_positions + ppad,
-            inst.masked_lm_ids + ppad, [1.0] * k + [0.0] * (P - k),
-            [inst.next_sentence_label]]
-
-
 class TFExampleEncoder:
     """(b) Google's create_int_feature / create_float_feature: a new Example each time."""
 
-    def __init__(self, max_seq_length: int, max_predictions_per_seq: int, vocab_size: int):
+    def __init__(self, max_seq_length: int, max_predictions_per_seq: int):
         import tensorflow as tf
-        from albert_tf.pretraining.builder import FEATURE_NAMES
-        self.L, self.P, self.names, self.train = (max_seq_length, max_predictions_per_seq,
-                                                  FEATURE_NAMES, tf.train)
+        from albert_tf.pretraining.writer import FEATURE_NAMES, ExampleSerializer
+        self.values = ExampleSerializer(max_seq_length, max_predictions_per_seq).values
+        self.names, self.train = FEATURE_NAMES, tf.train
 
     def encode(self, inst) -> bytes:
         t = self.train
         feature = {}
-        for name, values in zip(self.names, google_features(inst, self.L, self.P)):
+        for name, values in zip(self.names, self.values(inst)):
             if name == "masked_lm_weights":
                 feature[name] = t.Feature(float_list=t.FloatList(value=values))
             else:
                 feature[name] = t.Feature(int64_list=t.Int64List(value=values))
         return t.Example(features=t.Features(feature=feature)).SerializeToString()
-
-
-class TFTemplateEncoder:
-    """(c) One Example built once; each encode overwrites its eight value lists.
-
-    deterministic=True sorts the map keys: upb's default map order differs between
-    processes, which would break the builder's byte-identical output for a seed.
-    """
-
-    def __init__(self, max_seq_length: int, max_predictions_per_seq: int, vocab_size: int):
-        import tensorflow as tf
-        from albert_tf.pretraining.builder import FEATURE_NAMES
-        self.L, self.P = max_seq_length, max_predictions_per_seq
-        self.example = tf.train.Example()
-        feats = self.example.features.feature
-        self.lists = [(feats[n].float_list if n == "masked_lm_weights"
-                       else feats[n].int64_list).value for n in FEATURE_NAMES]
-
-    def encode(self, inst) -> bytes:
-        for target, values in zip(self.lists, google_features(inst, self.L, self.P)):
-            target[:] = values
-        return self.example.SerializeToString(deterministic=True)
 
 
 class NullEncoder:
@@ -120,27 +89,39 @@ class NullEncoder:
         return b""
 
 
-class TFRecordSink:
-    """Stands in for frame_records: writes each record with tf.io.TFRecordWriter."""
+class NullWriter:
+    """Writes nothing (the interface of tf.io.TFRecordWriter)."""
 
     def __init__(self, path: str):
-        import tensorflow as tf
-        self.writer = tf.io.TFRecordWriter(path)
+        pass
 
-    def __call__(self, records) -> bytes:
-        write = self.writer.write
-        for record in records:
-            write(record)
-        return b""
+    def write(self, record: bytes):
+        pass
 
-    def close(self):
-        self.writer.close()
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
 
 
-def _encoder_class(variant: str):
-    from albert_tf.pretraining import builder as pt
-    return {"a": pt.ExampleEncoder, "b": TFExampleEncoder, "c": TFTemplateEncoder,
-            "d": pt.ExampleEncoder, "null": NullEncoder}[variant]
+def _encoder_factory(variant: str, vocab_size: int):
+    """(max_seq_length, max_predictions_per_seq) -> the variant's encoder."""
+    from albert_tf.pretraining.writer import ExampleSerializer
+    import handwritten_tfrecord as hw
+
+    def handwritten(L, P):
+        return hw.ExampleEncoder(L, P, vocab_size)
+    return {"a": handwritten, "b": TFExampleEncoder, "c": ExampleSerializer,
+            "d": handwritten, "null": NullEncoder}[variant]
+
+
+def _writer_factory(variant: str):
+    """path -> the variant's record writer."""
+    from albert_tf.pretraining.writer import record_writer
+    import handwritten_tfrecord as hw
+    return {"a": hw.FramingWriter, "b": record_writer, "c": record_writer,
+            "d": record_writer, "null": NullWriter}[variant]
 
 
 def run_round(variant: str, job: dict, out_path: str, instances=None) -> dict:
@@ -151,23 +132,16 @@ def run_round(variant: str, job: dict, out_path: str, instances=None) -> dict:
     that holds the records.
     """
     from albert_tf.pretraining import builder as pt
-    part = out_path if not USES_TF.get(variant) else out_path + ".unused"
-    args = (job["cache_dir"], job["id_code"], 0, 0, job["options"], job["vocab"], part)
+    args = (job["cache_dir"], job["id_code"], 0, 0, job["options"], job["vocab"], out_path)
     with contextlib.ExitStack() as stack:
         w0, c0 = time.perf_counter(), time.process_time()
-        stack.enter_context(mock.patch.object(pt, "ExampleEncoder", _encoder_class(variant)))
+        stack.enter_context(mock.patch.object(
+            pt, "ExampleSerializer", _encoder_factory(variant, job["vocab"].size)))
+        stack.enter_context(mock.patch.object(pt, "record_writer", _writer_factory(variant)))
         if instances is not None:
             stack.enter_context(mock.patch.object(
                 pt, "iter_round_instances", lambda *a: iter(instances)))
-        sink = None
-        if variant == "null":
-            stack.enter_context(mock.patch.object(pt, "frame_records", lambda batch: b""))
-        elif USES_TF[variant]:
-            sink = TFRecordSink(out_path)
-            stack.enter_context(mock.patch.object(pt, "frame_records", sink))
         _, counters, _ = pt._round_job(args)
-        if sink is not None:
-            sink.close()
         wall, cpu = time.perf_counter() - w0, time.process_time() - c0
     return {"wall": wall, "cpu": cpu, "instances": counters["instances"], "path": out_path}
 
@@ -212,9 +186,9 @@ def premade_instances(job: dict) -> list:
 def check_equality(job: dict, instances: list, tmp: str) -> dict:
     """Do a, b and c give identical records, parsed Examples and TFRecord files?"""
     import tensorflow as tf
-    from albert_tf.pretraining import builder as pt
+    import handwritten_tfrecord as hw
     L, P, size = job["seq"], job["options"].max_predictions_per_seq, job["vocab"].size
-    encoders = {v: _encoder_class(v)(L, P, size) for v in ("a", "b", "c")}
+    encoders = {v: _encoder_factory(v, size)(L, P) for v in ("a", "b", "c")}
     recs = {v: [e.encode(i) for i in instances] for v, e in encoders.items()}
     parse = tf.train.Example.FromString
     out = {}
@@ -230,7 +204,7 @@ def check_equality(job: dict, instances: list, tmp: str) -> dict:
     with tf.io.TFRecordWriter(path) as w:
         for r in recs["b"]:
             w.write(r)
-    out["framing_bytes_equal"] = pathlib.Path(path).read_bytes() == pt.frame_records(recs["b"])
+    out["framing_bytes_equal"] = pathlib.Path(path).read_bytes() == hw.frame_records(recs["b"])
     # whole builder outputs: the same loop, so the same record order
     files = {v: run_round(v, job, os.path.join(tmp, f"check_{v}.tfrecord"))["path"]
              for v in ("a", "b")}
@@ -290,7 +264,7 @@ def worker_child(variant: str, job_file: str, out_path: str):
     """One builder worker in a fresh process: imports (TensorFlow for the library
     variants), then one round; prints a JSON line of times and peak RSS."""
     w0, c0 = time.perf_counter(), time.process_time()
-    import albert_tf.pretraining.builder  # noqa: F401  (what a worker imports today)
+    import albert_tf.pretraining.builder  # noqa: F401  (what a worker imports)
     base = {"import_s": time.perf_counter() - w0, "import_cpu": time.process_time() - c0,
             "rss_after_import": _peak_rss()}
     tf_import = {"tf_import_s": 0.0, "tf_import_cpu": 0.0}
@@ -311,16 +285,10 @@ def worker_child(variant: str, job_file: str, out_path: str):
 
 
 def _peak_rss() -> int:
-    """Peak RSS of this process image in bytes: VmHWM, which (unlike ru_maxrss, kept
-    across exec on Linux) does not inherit the parent's high-water mark."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    """Peak RSS of this process image in bytes (VmHWM: unlike ru_maxrss, kept across exec
+    on Linux, it does not inherit the parent's high-water mark)."""
+    from albert_tf.pretraining.builder import peak_rss_bytes
+    return peak_rss_bytes()
 
 
 def time_workers(job: dict, variants: list, repeats: int, tmp: str) -> dict:

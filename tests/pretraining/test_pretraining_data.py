@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from albert_tf.pretraining import builder as pt
+from albert_tf.pretraining import writer
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SEQ, PRED = 128, 20
@@ -342,8 +343,88 @@ def test_one_output_per_input(tmp_path, corpora, spm):
     assert [len(_read([p], SEQ, PRED)) for p in outs] == per_file
 
 
-def test_crc32c_known_values():
-    assert pt.crc32c_many([b"123456789", b"", b"a"]) == [0xE3069283, 0, 0xC1D04330]
+# ------------------------------------------------------------------ writer
+
+
+def _google_example(inst, seq, pred):
+    """A fresh tf.train.Example built as Google's create_int_feature/create_float_feature do."""
+    import tensorflow as tf
+    n, k = len(inst.input_ids), len(inst.masked_lm_positions)
+    pad, ppad = [0] * (seq - n), [0] * (pred - k)
+
+    def ints(values):
+        return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+
+    feature = {"input_ids": ints(inst.input_ids + pad), "input_mask": ints([1] * n + pad),
+               "segment_ids": ints(inst.segment_ids + pad),
+               "token_boundary": ints(inst.token_boundary + pad),
+               "masked_lm_positions": ints(inst.masked_lm_positions + ppad),
+               "masked_lm_ids": ints(inst.masked_lm_ids + ppad),
+               "masked_lm_weights": tf.train.Feature(float_list=tf.train.FloatList(
+                   value=[1.0] * k + [0.0] * (pred - k))),
+               "next_sentence_labels": ints([inst.next_sentence_label])}
+    return tf.train.Example(features=tf.train.Features(feature=feature))
+
+
+def test_serializer_bytes_equal_a_fresh_google_example(instances):
+    serializer = writer.ExampleSerializer(SEQ, PRED)
+    insts = instances["corpus"][:50] + instances["wiki"][:50]
+    for inst in insts:  # the reused template leaves nothing of the previous instance
+        expected = _google_example(inst, SEQ, PRED).SerializeToString(deterministic=True)
+        assert serializer.encode(inst) == expected
+    assert set(_google_example(insts[0], SEQ, PRED).features.feature) == set(writer.FEATURE_NAMES)
+    with pytest.raises(ValueError, match="exceeds"):
+        writer.ExampleSerializer(SEQ // 2, PRED).encode(max(insts, key=lambda i: len(i.input_ids)))
+
+
+def _write_part(path, records):
+    with writer.record_writer(str(path)) as w:
+        for r in records:
+            w.write(r)
+
+
+def test_output_set_deals_round_robin_and_renames_together(tmp_path):
+    records = [f"record {i}".encode() + b"\x00" * (i % 3) for i in range(11)]
+    _write_part(tmp_path / "p0", records[:4])
+    _write_part(tmp_path / "p1", records[4:])
+    paths = [str(tmp_path / "out" / f"o{i}.tfrecord") for i in range(3)]
+    sink = writer.OutputSet(paths)
+    sink.add_part_round_robin(str(tmp_path / "p0"))
+    sink.add_part_round_robin(str(tmp_path / "p1"))
+    assert not any(os.path.exists(p) for p in paths)  # only temporaries until commit
+    sink.commit()
+    assert sorted(os.listdir(tmp_path / "out")) == ["o0.tfrecord", "o1.tfrecord", "o2.tfrecord"]
+    assert [list(writer.iter_records(p)) for p in paths] == [records[i::3] for i in range(3)]
+    assert sink.counts == [4, 4, 3]
+
+
+def test_output_set_per_input_and_abort(tmp_path):
+    _write_part(tmp_path / "p", [b"a", b"b"])
+    paths = [str(tmp_path / "x.tfrecord"), str(tmp_path / "y.tfrecord")]
+    sink = writer.OutputSet(paths)
+    sink.add_part_to(1, str(tmp_path / "p"))
+    sink.add_part_to(1, str(tmp_path / "p"))
+    assert sink.counts == [0, 4]
+    sink.abort()
+    assert sorted(os.listdir(tmp_path)) == ["p"]
+
+
+def test_builder_modules_import_without_tensorflow():
+    code = ("import sys; import albert_tf.pretraining.builder, albert_tf.pretraining.writer; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'tensorflow'))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
+def test_peak_rss_is_this_process_high_water_mark():
+    status = pathlib.Path("/proc/self/status")
+    if not status.exists():
+        pytest.skip("no /proc on this system")
+    fields = dict(line.split(":", 1) for line in status.read_text().splitlines())
+    rss = int(fields["VmRSS"].split()[0]) * 1024
+    assert pt.peak_rss_bytes() >= rss > 0
 
 
 # ------------------------------------------------------------------ errors and atomicity
