@@ -1,5 +1,4 @@
 """tf.data over pretraining TFRecords in Google's feature layout (static shapes for TPU/XLA)."""
-import glob
 
 import tensorflow as tf
 
