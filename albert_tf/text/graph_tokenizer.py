@@ -15,7 +15,7 @@ import unicodedata
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from albert_tf.text import tokenization
+from albert_tf.text import codepoints, spm_encode, tokenization
 from albert_tf.text.packing import pack_ids_graph
 
 __all__ = ["GraphTokenizer", "GraphTokenizerLayer"]
@@ -60,7 +60,7 @@ def overrides(kind: str) -> dict:
 
 def _char_class(chars) -> str:
     """RE2 character class for a set of characters."""
-    return tokenization._ranges_to_class(ord(c) for c in chars)
+    return codepoints._ranges_to_class(ord(c) for c in chars)
 
 
 def _static_table(mapping: dict):
@@ -112,8 +112,8 @@ class GraphTokenizer(tf.Module):
         self.sample = bool(sample)
         if sample:
             self._sp = tf_text.SentencepieceTokenizer(
-                model=proto, out_type=tf.int32, nbest_size=tokenization.SAMPLE_NBEST_SIZE,
-                alpha=tokenization.SAMPLE_ALPHA)
+                model=proto, out_type=tf.int32, nbest_size=spm_encode.SAMPLE_NBEST_SIZE,
+                alpha=spm_encode.SAMPLE_ALPHA)
         else:
             # FastSentencepieceTokenizer breaks Viterbi ties (equal-score segmentations such
             # as "0"+"00" vs "00"+"0") as sentencepiece 0.2 does; tf-text's
@@ -134,10 +134,10 @@ class GraphTokenizer(tf.Module):
 
     def _build_text_tables(self):
         """Regexes of Python's whitespace / combining sets and the NFKD / lower overrides."""
-        ws = [chr(c) for c in tokenization.whitespace_codepoints()]
+        ws = [chr(c) for c in codepoints.whitespace_codepoints()]
         # runs of 2+ whitespace, or one that is not a plain space (a lone " " stays as is)
         self._ws_re = f"(?:{_char_class(ws)}){{2,}}|{_char_class(c for c in ws if c != ' ')}"
-        self._comb_re = tokenization._ranges_to_class(tokenization.combining_codepoints())
+        self._comb_re = codepoints._ranges_to_class(codepoints.combining_codepoints())
         nfkd, lower = overrides("nfkd"), overrides("lower")
         self._nfkd_re = "(?s).*" + _char_class(nfkd) + ".*" if nfkd else None
         self._lower_re = "(?s).*" + _char_class(lower) + ".*"

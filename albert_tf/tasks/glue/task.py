@@ -6,9 +6,8 @@ import os
 
 from absl import logging
 import numpy as np
-import tensorflow as tf
 
-from albert_tf.engine import finetuning, training
+from albert_tf.engine import finetuning
 from albert_tf.fileio import write_text_atomic
 from albert_tf.tasks.glue import data as glue
 from albert_tf.text.encoding import TextEncoder

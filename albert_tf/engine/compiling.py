@@ -1,0 +1,64 @@
+"""Compiling a model for training (XLA, loss scaling, several steps per execution) or for
+inference, with a step loop that MultiWorkerMirroredStrategy's collectives can run in."""
+from __future__ import annotations
+
+import math
+
+import keras
+import tensorflow as tf
+
+from albert_tf.engine import distribute
+from albert_tf.engine.run_config import RunConfig
+
+
+def compile_for_training(model, optimizer, run: RunConfig, strategy, steps_per_epoch=None):
+    """compile with XLA (default on for TPU), steps_per_execution = iterations_per_loop (made to
+    divide the steps between checkpoints), and dynamic loss scaling under mixed_float16."""
+    if keras.mixed_precision.global_policy().name == "mixed_float16":
+        optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+    per_execution = run.iterations_per_loop
+    if steps_per_epoch:
+        per_execution = math.gcd(per_execution, steps_per_epoch)
+    model.compile(optimizer=optimizer, jit_compile=distribute.jit_compile_default(strategy, run.jit_compile),
+                  steps_per_execution=per_execution)
+    if per_execution > 1:
+        model.train_function = _step_function(model, model.train_step, per_execution)
+        model.test_function = _step_function(model, model.test_step, 1)
+    return model
+
+
+def compile_for_inference(model, strategy=None, jit_compile=None):
+    """compile for evaluate/predict without an optimizer: Keras' default one would be tracked by
+    the model and collide with the training optimizer's slots when an object checkpoint of
+    output_dir is restored into it ("incompatible tensor ... rm_sprop/learning_rate")."""
+    strategy = strategy or tf.distribute.get_strategy()
+    model.compile(optimizer=None, jit_compile=distribute.jit_compile_default(strategy, jit_compile))
+    return model
+
+
+def _step_function(model, step_fn, steps: int):
+    """A Keras train/test function running `step_fn` `steps` times per call in one tf.function
+    looping over the iterator (train: infinite data; evaluation uses steps=1 and stops at the
+    end of its data).
+
+    Replaces Keras 3's own steps_per_execution loop, which runs each step inside a tf.cond on
+    an optional of the next batch; MultiWorkerMirroredStrategy's collectives cannot run there
+    ("You must feed a value for placeholder tensor ... multi_step_on_iterator")."""
+    from keras.src.backend.tensorflow.trainer import reduce_per_replica
+    strategy = model.distribute_strategy
+
+    @tf.function(jit_compile=bool(model.jit_compile), reduce_retracing=True)
+    def one_step(data):
+        outputs = strategy.run(step_fn, args=(data,))
+        return reduce_per_replica(outputs, strategy, reduction="auto")
+
+    @tf.function
+    def run_steps(iterator):
+        outputs = one_step(next(iterator))
+        for _ in tf.range(steps - 1):
+            outputs = one_step(next(iterator))
+        return outputs
+
+    if steps == 1:
+        return lambda iterator: one_step(next(iterator))
+    return run_steps

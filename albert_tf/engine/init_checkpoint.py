@@ -1,0 +1,52 @@
+"""Initialising a model from a checkpoint before training: Google's TF1 checkpoints or our own
+object checkpoints, refusing one that would leave encoder variables random."""
+import re
+
+from absl import logging
+import tensorflow as tf
+
+
+def init_from_checkpoint(model, path, **kwargs):
+    """Initialise from a Google TF1 checkpoint (names `bert/...`) or one of our object
+    checkpoints (restored by attribute path, e.g. the `.albert` encoder of any task model).
+
+    The load report (loaded / missing / unused) is always logged; a path that is not a
+    checkpoint, or one that lacks encoder variables the model needs, raises InputError."""
+    from albert_tf.formats.tf1 import load_original_checkpoint, resolve_checkpoint_path
+    from albert_tf.errors import InputError
+    try:
+        path = resolve_checkpoint_path(path)
+    except FileNotFoundError as e:
+        raise InputError(f"--init_checkpoint: {e}") from None
+    names = tf.train.load_checkpoint(path).get_variable_to_shape_map()
+    if "_CHECKPOINTABLE_OBJECT_GRAPH" in names:
+        return _init_from_object_checkpoint(model, path, names)
+    report = load_original_checkpoint(model, path, **kwargs)
+    logging.info("%s", report)
+    return report
+
+
+def _init_from_object_checkpoint(model, path, names):
+    """Restore an object checkpoint, after checking it holds every encoder variable.
+
+    The check follows the checkpoint's object graph (model → albert → ...), not the variable
+    names: a variable is stored once, under the first path that reaches it (often the
+    optimizer's `_trainable_variables/N`), so names alone do not show what a checkpoint holds."""
+    from albert_tf.errors import InputError
+    encoder = getattr(model, "albert", model)
+    root = (tf.train.Checkpoint(model=tf.train.Checkpoint(albert=encoder)) if encoder is not model
+            else tf.train.Checkpoint(model=model))
+    try:
+        root.restore(path).assert_existing_objects_matched()
+    except AssertionError as e:
+        needed = len(encoder.weights)
+        count = re.search(r"Found (\d+) Python objects", str(e))
+        first = re.search(r"path=([^,]+)", str(e))
+        held = max(0, needed - int(count.group(1))) if count else 0
+        raise InputError(f"checkpoint {path} holds {held} of the {needed} encoder variables the "
+                         f"model needs (missing e.g. {first.group(1) if first else '?'}); the "
+                         "others would stay random") from None
+    logging.info("object checkpoint %s: every encoder variable present (%d checkpoint variables)",
+                 path, len(names) - 1)
+    tf.train.Checkpoint(model=model).restore(path).expect_partial()
+    return None

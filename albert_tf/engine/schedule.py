@@ -1,0 +1,59 @@
+"""Google's ALBERT learning-rate schedule (linear warmup, then polynomial decay) as a Keras
+LearningRateSchedule, reproducing the jump at the end of warmup that Google's code has."""
+import keras
+import tensorflow as tf
+
+from albert_tf.engine.optimizer_checks import _check_number
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
+    """Google's ALBERT schedule: polynomial decay from `init_lr` to `end_lr` over `num_train_steps`,
+    replaced by linear warmup `init_lr * (step - start_warmup_step) / num_warmup_steps` while
+    `step - start_warmup_step < num_warmup_steps`.
+
+    As in Google's code the decay is a function of the raw step (not of step - start_warmup_step),
+    so at the boundary step `start_warmup_step + num_warmup_steps` the rate jumps from
+    `init_lr * (w-1)/w` to the decayed value, not to `init_lr`; after `num_train_steps` it stays at
+    `end_lr`. One deliberate difference: before `start_warmup_step` Google's formula is negative
+    (gradient ascent); here it is 0.
+    """
+
+    def __init__(self, init_lr, num_train_steps, num_warmup_steps=0, poly_power=1.0,
+                 start_warmup_step=0, end_lr=0.0, name=None):
+        self.init_lr = float(_check_number("init_lr", init_lr, low=0, low_open=True))
+        self.num_train_steps = int(_check_number("num_train_steps", num_train_steps, low=0,
+                                                 low_open=True, integer=True))
+        self.num_warmup_steps = int(_check_number("num_warmup_steps", num_warmup_steps, low=0,
+                                                  integer=True))
+        self.poly_power = float(_check_number("poly_power", poly_power, low=0, low_open=True))
+        self.start_warmup_step = int(_check_number("start_warmup_step", start_warmup_step,
+                                                   low=0, integer=True))
+        self.end_lr = float(_check_number("end_lr", end_lr, low=0))
+        self.name = name
+
+    def _decayed(self, step):
+        """tf.compat.v1.train.polynomial_decay with cycle=False, evaluated at float `step`."""
+        total = tf.constant(float(self.num_train_steps), tf.float32)
+        fraction = tf.minimum(step, total) / total
+        return ((self.init_lr - self.end_lr) * tf.pow(1.0 - fraction, self.poly_power)
+                + self.end_lr)
+
+    def __call__(self, step):
+        """The learning rate for the update taken when `step` updates have already been applied."""
+        with tf.name_scope(self.name or "WarmupPolynomialDecay"):
+            step = tf.cast(step, tf.float32)
+            lr = self._decayed(step)
+            if self.num_warmup_steps > 0:
+                warm_step = step - float(self.start_warmup_step)
+                warmup = tf.constant(float(self.num_warmup_steps), tf.float32)
+                warm_lr = self.init_lr * (tf.maximum(warm_step, 0.0) / warmup)
+                lr = tf.where(warm_step < warmup, warm_lr, lr)
+            return lr
+
+    def get_config(self):
+        """Constructor arguments, for Keras serialization."""
+        return {"init_lr": self.init_lr, "num_train_steps": self.num_train_steps,
+                "num_warmup_steps": self.num_warmup_steps, "poly_power": self.poly_power,
+                "start_warmup_step": self.start_warmup_step, "end_lr": self.end_lr,
+                "name": self.name}

@@ -1,0 +1,63 @@
+"""Reading tokenizer files (SentencePiece models, WordPiece vocabularies), local or gs://, with
+one-line errors that say what kind of file was passed instead."""
+from __future__ import annotations
+
+import os
+
+import sentencepiece as spm
+
+
+def _read_bytes(path: str) -> bytes:
+    """File bytes; remote paths (gs://...) through tf.io.gfile, local ones directly."""
+    if "://" in str(path):
+        import tensorflow as tf
+        if not tf.io.gfile.exists(path):
+            raise FileNotFoundError(f"file not found: {path}")
+        with tf.io.gfile.GFile(path, "rb") as f:
+            return f.read()
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"file not found: {path}")
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _describe_text_file(data: bytes) -> str | None:
+    """If data is a text vocabulary, says which kind (for a clear error), else None."""
+    try:
+        text = data[:65536].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    lines = [l for l in text.splitlines() if l.strip()]
+    if not lines:
+        return "an empty or whitespace-only text file"
+    if all("\t" in l for l in lines[:50]):
+        return "a SentencePiece .vocab text file (pass the .model file next to it)"
+    if any(l.strip() in ("[PAD]", "[UNK]", "[CLS]") for l in lines[:1000]):
+        return "a WordPiece vocabulary text file (pass it as vocab_file=, not spm_model_file=)"
+    return "a text file, not a SentencePiece model"
+
+
+def load_sentencepiece(path: str):
+    """Loads a SentencePiece model with one-line errors for missing, text or corrupt files."""
+    data = _read_bytes(path)
+    kind = _describe_text_file(data)
+    if kind is not None:
+        raise ValueError(f"{path} is {kind}")
+    try:
+        return spm.SentencePieceProcessor(model_proto=data)
+    except (RuntimeError, OSError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ValueError(f"{path} is not a valid SentencePiece model (corrupt or truncated): "
+                         f"{first}") from None
+
+
+def load_vocab(vocab_file: str) -> dict:
+    """A WordPiece vocabulary: the first field of each non-empty line, id = order of first
+    appearance (also reads SentencePiece .vocab files, whose lines are 'piece<TAB>score')."""
+    text = _read_bytes(vocab_file).decode("utf-8", "ignore")
+    vocab: dict = {}
+    for line in text.splitlines():
+        token = line.strip().split()[0] if line.strip() else None
+        if token is not None and token not in vocab:
+            vocab[token] = len(vocab)
+    return vocab
