@@ -3,16 +3,13 @@
 Tests read only what the repository carries (tests/data), so they pass on a fresh clone.
 """
 import os
-import pathlib
 
 import pytest
 
+from repo_paths import DATA, FIXTURES
+
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-TEST_DATA = pathlib.Path(__file__).resolve().parent / "data"
-FIXTURES = TEST_DATA / "fixtures"
-DATA = TEST_DATA / "samples"
 
 
 @pytest.fixture(scope="session")

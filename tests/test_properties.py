@@ -14,7 +14,7 @@ from albert_tf.text import packing
 from albert_tf.tasks.squad import data as squad
 from albert_tf.text.graph_tokenizer import GraphTokenizer
 from albert_tf.text.tokenization import FullTokenizer, preprocess_text
-from conftest import FIXTURES
+from repo_paths import FIXTURES
 
 MODEL = str(FIXTURES / "spm.model")
 PY = FullTokenizer(spm_model_file=MODEL)

@@ -6,7 +6,7 @@ import tensorflow as tf
 from albert_tf import AlbertClassifier, AlbertMultipleChoice, AlbertSquadV1, AlbertSquadV2
 from albert_tf.config import AlbertConfig
 from albert_tf.modeling.models import AlbertModel, AlbertPretrainer, flat_outputs
-from conftest import FIXTURES
+from repo_paths import FIXTURES
 
 CONFIG = AlbertConfig.from_json_file(FIXTURES / "albert_tiny" / "albert_config.json")
 MODELS = {

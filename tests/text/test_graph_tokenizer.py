@@ -9,7 +9,7 @@ import tensorflow as tf
 
 from albert_tf.text.graph_tokenizer import GraphTokenizer, GraphTokenizerLayer, overrides
 from albert_tf.text.tokenization import FullTokenizer, preprocess_text
-from conftest import FIXTURES
+from repo_paths import FIXTURES
 from test_tokenization import comma_model
 
 CASES = [json.loads(line) for line in open(FIXTURES / "tokenization.jsonl", encoding="utf-8")]

@@ -10,7 +10,7 @@ from sentencepiece import sentencepiece_model_pb2 as model_pb2
 
 from albert_tf.text import tokenization
 from albert_tf.text.tokenization import FullTokenizer, encode_ids, encode_pieces, preprocess_text
-from conftest import FIXTURES
+from repo_paths import FIXTURES
 
 U = "\u2581"
 CASES = [json.loads(line) for line in open(FIXTURES / "tokenization.jsonl", encoding="utf-8")]
