@@ -17,7 +17,7 @@ ROOT = os.fspath(pathlib.Path(__file__).resolve().parents[2])
 STEPS = 6
 
 
-def _classifier(fixtures_dir, data_dir, out, tmp):
+def _classifier(fixtures_dir, data_dir, out, tmp, split_records):
     tiny = fixtures_dir / "albert_tiny"
     return [sys.executable, os.path.join(ROOT, "run_classifier.py"), "--task_name=mrpc",
             f"--data_dir={data_dir}", f"--albert_config_file={tiny / 'albert_config.json'}",
@@ -27,26 +27,16 @@ def _classifier(fixtures_dir, data_dir, out, tmp):
             "--save_checkpoints_steps=2", "--do_train", "--learning_rate=1e-3", "--seed=7"]
 
 
-def _split_records(source, tmp, files=4, per_file=4) -> str:
-    """The first files × per_file records of `source` as `files` files (a glob): an epoch of two
-    batches of 8 whose file order is shuffled, so the runs cross several shuffled epochs."""
-    records = list(tf.data.TFRecordDataset(str(source)).take(files * per_file).as_numpy_iterator())
-    for i in range(files):
-        with tf.io.TFRecordWriter(str(tmp / f"part-{i}.tfrecord")) as writer:
-            for record in records[i * per_file:(i + 1) * per_file]:
-                writer.write(record)
-    return str(tmp / "part-*.tfrecord")
-
-
-def _pretraining(fixtures_dir, data_dir, out, tmp):
-    """The tiny model with encoder dropout (the fixture's is 0), so its RNG state is resumed too."""
+def _pretraining(fixtures_dir, data_dir, out, tmp, split_records):
+    """The tiny model with encoder dropout (the fixture's is 0), so its RNG state is resumed too,
+    on four files of four records: an epoch of two batches, its file order shuffled."""
     tiny = fixtures_dir / "albert_tiny"
     config = json.loads((tiny / "albert_config.json").read_text())
     config.update(hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1)
     (tmp / "albert_config.json").write_text(json.dumps(config))
     return [sys.executable, os.path.join(ROOT, "run_pretraining.py"),
             f"--albert_config_file={tmp / 'albert_config.json'}",
-            f"--input_file={_split_records(fixtures_dir / 'pretraining.tfrecord', tmp)}",
+            f"--input_file={split_records(4, 4)}",
             f"--output_dir={out}",
             f"--init_checkpoint={tiny / 'model.ckpt-best'}", "--max_seq_length=64",
             "--max_predictions_per_seq=10", "--train_batch_size=8", f"--num_train_steps={STEPS}",
@@ -87,14 +77,16 @@ def _variables(path):
 
 @pytest.mark.parametrize("command, kills", [(_classifier, THREE_KILLS), (_pretraining, ONE_KILL)],
                          ids=["run_classifier", "run_pretraining"])
-def test_sigkill_then_resume_equals_unbroken_run(command, kills, fixtures_dir, data_dir, tmp_path):
+def test_sigkill_then_resume_equals_unbroken_run(command, kills, fixtures_dir, data_dir, tmp_path,
+                                                split_pretraining_records):
     unbroken, broken = tmp_path / "unbroken", tmp_path / "broken"
-    run = _start(command(fixtures_dir, data_dir, unbroken, tmp_path), tmp_path / "unbroken.log")
+    cmd = lambda out: command(fixtures_dir, data_dir, out, tmp_path, split_pretraining_records)
+    run = _start(cmd(unbroken), tmp_path / "unbroken.log")
     assert _wait_all([run]) == [0], (tmp_path / "unbroken.log").read_text()[-3000:]
     # One run killed at each kill point in turn, each restart continuing from what the kill left.
     for kill_at, latest_after in kills:
         log = tmp_path / f"broken-{kill_at}.log"
-        run = _start(command(fixtures_dir, data_dir, broken, tmp_path), log, kill_at)
+        run = _start(cmd(broken), log, kill_at)
         assert _wait_all([run]) == [-9 if kill_at else 0], log.read_text()[-3000:]
         latest = tf.train.latest_checkpoint(broken)
         assert latest.endswith(latest_after), (kill_at, latest)
