@@ -13,7 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf.engine import distribute, training
-from albert_tf.engine.records import decode
+from albert_tf.engine.records import decode, shuffled_epochs
 from albert_tf.engine.task import FineTuningTask, check_task
 
 
@@ -55,7 +55,7 @@ def records_dataset(path, spec: dict, batch_size: int, is_training: bool,
     if is_training:
         if input_context is not None and input_context.num_input_pipelines > 1:
             ds = ds.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
-        ds = ds.shuffle(10000, seed=seed, reshuffle_each_iteration=True).repeat()
+        ds = shuffled_epochs(ds, 10000, seed)
     else:
         if num_records is None:
             raise ValueError("eval/predict datasets need num_records to pad to whole batches")

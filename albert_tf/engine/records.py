@@ -61,6 +61,26 @@ def decode(serialized, spec: dict) -> dict:
     return {n: tf.cast(t, tf.int32) if t.dtype == tf.int64 else t for n, t in parsed.items()}
 
 
+def shuffled_epochs(ds, buffer_size: int, seed=None):
+    """`ds` repeated forever, epoch e shuffled with a seed drawn statelessly from (seed, e): the
+    order is a pure function of the seed and the position, the same for every iterator of the
+    dataset, so a resumed run that skips its consumed batches sees an unbroken run's batches.
+
+    tf.data's reshuffle_each_iteration=True draws each epoch's seeds from one generator shared by
+    all iterators of the dataset: a second iterator (Keras' first-batch probe under a strategy,
+    then the training iterator) gets other orders, which depend on how far the first one read.
+    Without a seed: a new random order every epoch (nothing to reproduce)."""
+    if seed is None:
+        return ds.shuffle(buffer_size, reshuffle_each_iteration=True).repeat()
+    base = tf.constant(seed, tf.int64)
+
+    def epoch(e):
+        epoch_seed = tf.random.stateless_uniform([], tf.stack([base, e]), minval=None,
+                                                 maxval=None, dtype=tf.int64)
+        return ds.shuffle(buffer_size, seed=epoch_seed, reshuffle_each_iteration=False)
+    return tf.data.Dataset.counter().flat_map(epoch)
+
+
 def cache_key(params: dict) -> str:
     """A short stable hash of everything that changes the features."""
     blob = json.dumps(params, sort_keys=True, default=str).encode("utf-8")

@@ -2,7 +2,7 @@
 
 import tensorflow as tf
 
-from albert_tf.engine.records import decode
+from albert_tf.engine.records import decode, shuffled_epochs
 
 
 def pretraining_feature_spec(max_seq_length: int, max_predictions_per_seq: int) -> dict:
@@ -47,12 +47,13 @@ def pretraining_dataset(input_file, batch_size: int, max_seq_length: int,
         ds = tf.data.Dataset.from_tensor_slices(files)
         if pipelines > 1 and len(files) >= pipelines:
             ds = ds.shard(pipelines, index)
-        ds = ds.shuffle(len(files), seed=seed).repeat()
+        ds = shuffled_epochs(ds, len(files), seed)
         ds = ds.interleave(tf.data.TFRecordDataset, cycle_length=min(4, len(files)),
                            num_parallel_calls=tf.data.AUTOTUNE, deterministic=seed is not None)
         if pipelines > 1 and len(files) < pipelines:
             ds = ds.shard(pipelines, index)
-        ds = ds.shuffle(100, seed=seed)
+        # seeded: every iterator replays the same order (a resumed run skips what it consumed)
+        ds = ds.shuffle(100, seed=seed, reshuffle_each_iteration=seed is None)
     else:
         ds = tf.data.TFRecordDataset(files)
         if pipelines > 1:

@@ -145,3 +145,37 @@ def test_tensorboard_scalars_at_any_iterations_per_loop(glue, fixtures_dir, tmp_
     evals = _scalars(out / "eval")
     for tag in ("accuracy", "f1"):
         assert evals.get(tag) == [2, 4], (tag, evals)
+
+
+def _stream(ds, n):
+    it = iter(ds)
+    return [next(it).numpy().tolist() for _ in range(n)]
+
+
+def _probe_then_stream(ds, n):
+    """What Keras' fit does under a strategy: read a batch from one iterator, then train on a
+    second one."""
+    next(iter(ds))
+    return _stream(ds, n)
+
+
+def test_seeded_training_order_is_a_function_of_seed_and_position(split_pretraining_records):
+    """Every iterator of a seeded training pipeline yields the same batches, whatever an earlier
+    iterator read (tf.data's reshuffle_each_iteration shares seed state between iterators), so a
+    resumed run skipping its consumed batches sees the unbroken run's; each epoch is a fresh
+    permutation."""
+    from albert_tf.engine.records import shuffled_epochs
+    from albert_tf.pretraining.input import pretraining_dataset
+    ds = shuffled_epochs(tf.data.Dataset.range(10), 100, seed=7).batch(5).prefetch(4)
+    unbroken = _stream(ds, 8)
+    assert _probe_then_stream(ds, 8) == unbroken
+    assert _probe_then_stream(ds.skip(3), 5) == unbroken[3:]
+    epochs = [sorted(a + b) for a, b in zip(unbroken[::2], unbroken[1::2])]
+    assert epochs == [list(range(10))] * 4
+    assert len({tuple(a + b) for a, b in zip(unbroken[::2], unbroken[1::2])}) > 1
+    assert _stream(shuffled_epochs(tf.data.Dataset.range(10), 100, seed=8).batch(5), 8) != unbroken
+    files = split_pretraining_records(3, 4)  # an epoch of 12 records: 1.5 batches of 8
+    pretraining = pretraining_dataset(files, 8, 64, 10, True, seed=7).map(lambda f: f["input_ids"])
+    unbroken = _stream(pretraining, 6)
+    assert _probe_then_stream(pretraining, 6) == unbroken
+    assert _probe_then_stream(pretraining.skip(2), 4) == unbroken[2:]

@@ -1,5 +1,7 @@
-"""Preemption: run_classifier.py SIGKILLed at three points and restarted ends exactly where an
-unbroken run ends (every variable, the optimizer step, dropout seeds and data order included)."""
+"""Preemption: run_classifier.py SIGKILLed at three points (run_pretraining.py at one) and
+restarted ends exactly where an unbroken run ends (every variable, the optimizer step, dropout
+seeds and data order included)."""
+import json
 import os
 import pathlib
 import subprocess
@@ -15,14 +17,38 @@ ROOT = os.fspath(pathlib.Path(__file__).resolve().parents[2])
 STEPS = 6
 
 
-def _command(fixtures_dir, data_dir, out, cache):
+def _classifier(fixtures_dir, data_dir, out, tmp, split_records):
     tiny = fixtures_dir / "albert_tiny"
     return [sys.executable, os.path.join(ROOT, "run_classifier.py"), "--task_name=mrpc",
             f"--data_dir={data_dir}", f"--albert_config_file={tiny / 'albert_config.json'}",
             f"--init_checkpoint={tiny / 'model.ckpt-best'}", f"--spm_model_file={fixtures_dir / 'spm.model'}",
-            f"--output_dir={out}", f"--cached_dir={cache}", "--max_seq_length=32",
+            f"--output_dir={out}", f"--cached_dir={tmp / 'cache'}", "--max_seq_length=32",
             "--train_batch_size=8", f"--train_step={STEPS}", "--warmup_step=1",
             "--save_checkpoints_steps=2", "--do_train", "--learning_rate=1e-3", "--seed=7"]
+
+
+def _pretraining(fixtures_dir, data_dir, out, tmp, split_records):
+    """The tiny model with encoder dropout (the fixture's is 0), so its RNG state is resumed too,
+    on four files of four records: an epoch of two batches, its file order shuffled."""
+    tiny = fixtures_dir / "albert_tiny"
+    config = json.loads((tiny / "albert_config.json").read_text())
+    config.update(hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1)
+    (tmp / "albert_config.json").write_text(json.dumps(config))
+    return [sys.executable, os.path.join(ROOT, "run_pretraining.py"),
+            f"--albert_config_file={tmp / 'albert_config.json'}",
+            f"--input_file={split_records(4, 4)}",
+            f"--output_dir={out}",
+            f"--init_checkpoint={tiny / 'model.ckpt-best'}", "--max_seq_length=64",
+            "--max_predictions_per_seq=10", "--train_batch_size=8", f"--num_train_steps={STEPS}",
+            "--num_warmup_steps=1", "--save_checkpoints_steps=2", "--iterations_per_loop=1",
+            "--do_train", "--optimizer=adamw", "--learning_rate=1e-3", "--seed=7"]
+
+
+# (kill point, the latest checkpoint it leaves): mid-epoch (after step 3), during the write of
+# ckpt-4 (data written, index not yet), right after ckpt-4 was saved; None: run to the end.
+THREE_KILLS = (("step:3", "ckpt-2"), ("checkpoint_written:4", "ckpt-2"), ("saved:4", "ckpt-4"),
+               (None, f"ckpt-{STEPS}"))
+ONE_KILL = (("step:3", "ckpt-2"), (None, f"ckpt-{STEPS}"))
 
 
 def _start(cmd, log, kill_at=None):
@@ -49,22 +75,18 @@ def _variables(path):
             if not k.startswith("_CHECKPOINTABLE_OBJECT_GRAPH")}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known gap: under OneDeviceStrategy (the drivers' default) a run resumed from a checkpoint "
-    "drifts from the unbroken run by ~1e-2 (every weight; the Transformer weights themselves are "
-    "now in the checkpoint); the kill points, the restorable previous checkpoint and the "
-    "stale-lock takeover all work."))
-def test_sigkill_at_three_points_then_resume_equals_unbroken_run(fixtures_dir, data_dir, tmp_path):
-    cache, unbroken, broken = tmp_path / "cache", tmp_path / "unbroken", tmp_path / "broken"
-    run = _start(_command(fixtures_dir, data_dir, unbroken, cache), tmp_path / "unbroken.log")
+@pytest.mark.parametrize("command, kills", [(_classifier, THREE_KILLS), (_pretraining, ONE_KILL)],
+                         ids=["run_classifier", "run_pretraining"])
+def test_sigkill_then_resume_equals_unbroken_run(command, kills, fixtures_dir, data_dir, tmp_path,
+                                                split_pretraining_records):
+    unbroken, broken = tmp_path / "unbroken", tmp_path / "broken"
+    cmd = lambda out: command(fixtures_dir, data_dir, out, tmp_path, split_pretraining_records)
+    run = _start(cmd(unbroken), tmp_path / "unbroken.log")
     assert _wait_all([run]) == [0], (tmp_path / "unbroken.log").read_text()[-3000:]
-    # One run killed three times, each restart continuing from what the kill left: mid-epoch
-    # (after step 3), during the write of ckpt-4 (data written, index not yet), right after
-    # ckpt-4 was saved; then it runs to the end.
-    for kill_at, latest_after in (("step:3", "ckpt-2"), ("checkpoint_written:4", "ckpt-2"),
-                                  ("saved:4", "ckpt-4"), (None, f"ckpt-{STEPS}")):
+    # One run killed at each kill point in turn, each restart continuing from what the kill left.
+    for kill_at, latest_after in kills:
         log = tmp_path / f"broken-{kill_at}.log"
-        run = _start(_command(fixtures_dir, data_dir, broken, cache), log, kill_at)
+        run = _start(cmd(broken), log, kill_at)
         assert _wait_all([run]) == [-9 if kill_at else 0], log.read_text()[-3000:]
         latest = tf.train.latest_checkpoint(broken)
         assert latest.endswith(latest_after), (kill_at, latest)
