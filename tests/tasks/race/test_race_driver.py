@@ -80,7 +80,7 @@ def test_race_training_learns_above_chance(fixtures_dir, tmp_path):
     task = RaceTask(str(tmp_path), encoder, 32, str(tmp_path / "cache"), max_qa_length=8)
     config = AlbertConfig.from_json_file(fixtures_dir / "albert_tiny" / "albert_config.json")
     opts = FineTuningOptions(output_dir=str(tmp_path / "out"), train_batch_size=8, eval_batch_size=8,
-                             learning_rate=2e-3, train_step=300, warmup_step=20,
+                             learning_rate=1e-3, train_step=300, warmup_step=20,
                              save_checkpoints_steps=150, iterations_per_loop=50, verbose=0,
                              init_checkpoint=str(fixtures_dir / "albert_tiny" / "model.ckpt-best"))
     results = run_finetuning(task, race_model_fn(config, 0.0), opts, do_train=True, do_eval=True)
