@@ -131,8 +131,9 @@ def _flags(fixtures_dir, **flags):
 
 
 def test_run_classifier_on_own_files(own_data, fixtures_dir, tmp_path):
-    """Four runs in one process: CSV single text (+ raw-text export), JSONL pairs, TSV
-    regression with explicit files, then eval/predict elsewhere with the first run's labels.json."""
+    """Four runs in one process: CSV single text (+ raw-text export) and JSONL pairs trained,
+    evaluated and predicted; TSV regression with explicit files evaluated from the pretrained
+    checkpoint; then eval/predict elsewhere with the first run's labels.json."""
     out = {name: tmp_path / name for name in ("csv", "jsonl", "tsv", "reuse")}
     all_steps = {"do_train": True, "do_eval": True, "do_predict": True}
     runs = [
@@ -143,8 +144,7 @@ def test_run_classifier_on_own_files(own_data, fixtures_dir, tmp_path):
                text_b_column="hypothesis", output_dir=out["jsonl"], **all_steps),
         _flags(fixtures_dir, train_file=own_data / "tsv" / "my_train.tsv",
                dev_file=own_data / "tsv" / "my_dev.tsv", text_a_column="s1", text_b_column="s2",
-               label_column="score", is_regression=True, output_dir=out["tsv"],
-               do_train=True, do_eval=True),
+               label_column="score", is_regression=True, output_dir=out["tsv"], do_eval=True),
         _flags(fixtures_dir, data_dir=own_data / "dev_only", text_a_column="review",
                label_column="sentiment", output_dir=out["reuse"],
                init_checkpoint=out["csv"] / "model.ckpt-best", do_eval=True, do_predict=True),
