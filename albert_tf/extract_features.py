@@ -55,6 +55,7 @@ def write_npz(path, result):
 
 
 def parse_layers(text) -> list:
+    """--layers "-1,-2" as [-1, -2]."""
     try:
         return [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
@@ -122,6 +123,7 @@ def run(args) -> dict:
 
 
 def parser():
+    """The command line (Google's flag names)."""
     p = argparse.ArgumentParser(prog="python -m albert_tf.extract_features", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--input_file", required=True, help='one text a line, or "text_a ||| text_b"')
@@ -139,6 +141,7 @@ def parser():
 
 
 def main(argv=None) -> int:
+    """Run the CLI; bad input is one `error:` line on stderr and exit code 2."""
     args = parser().parse_args(argv)
     try:
         run(args)

@@ -42,6 +42,7 @@ def load_pretrained(model_dir=None, *, albert_config_file=None, init_checkpoint=
 
 @functools.lru_cache(maxsize=2)
 def _cached_pretrained(model_dir, do_lower_case):
+    """load_pretrained of a folder, kept for the next fill_mask call on it."""
     return load_pretrained(model_dir, do_lower_case=do_lower_case)
 
 

@@ -90,6 +90,7 @@ def read_table(path) -> tuple:
 
 
 def _read_jsonl(path, text) -> tuple:
+    """(keys of the first object, rows) of JSON lines; each line must be one JSON object."""
     rows = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -164,6 +165,7 @@ class CustomProcessor(DataProcessor):
         return find_split_file(self.data_dir, split)
 
     def has_text_b(self) -> bool:
+        """Pairs when a text_b column is given."""
         return self.text_b_column is not None
 
     def cache_key(self, data_dir, split) -> dict:
@@ -215,6 +217,7 @@ class CustomProcessor(DataProcessor):
         return examples, [lineno for lineno, _ in rows]
 
     def _example(self, path, lineno, row, wanted, split, number) -> InputExample:
+        """One row as an InputExample; a missing or non-text value names the line and column."""
         values = {}
         for flag, column in wanted:
             value = row.get(column)
@@ -234,6 +237,7 @@ class CustomProcessor(DataProcessor):
                             text_b=values.get("text_b_column"), label=label)
 
     def _parse_label(self, raw):
+        """A regression label as a float."""
         try:
             return float(raw)
         except (TypeError, ValueError):
@@ -241,6 +245,7 @@ class CustomProcessor(DataProcessor):
 
     # -- the label file of a run --------------------------------------------------------------
     def label_record(self) -> dict:
+        """What labels.json holds: the label names in id order, the columns, is_regression."""
         return {"task": self.task_name, "labels": self.labels, "is_regression": self.is_regression,
                 "text_a_column": self.text_a_column, "text_b_column": self.text_b_column,
                 "label_column": self.label_column}

@@ -92,6 +92,7 @@ class GlueTask:
         return glue.best_checkpoint_metric(self.task)
 
     def _metrics(self, preds, labels):
+        """GLUE's metrics of the task, or a custom task's (by its label count)."""
         if self.task == "custom":
             return custom_metrics(preds, labels, self.processor.num_labels, self.is_regression)
         return glue_metrics(self.task, preds, labels)

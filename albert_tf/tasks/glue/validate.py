@@ -31,6 +31,7 @@ def validate_classifier(FLAGS):
 
 
 def _needed_splits(FLAGS):
+    """The splits --do_train / --do_eval / --do_predict read."""
     return [s for s, on in (("train", FLAGS.do_train), ("dev", FLAGS.do_eval),
                             ("test", FLAGS.do_predict)) if on]
 
