@@ -76,8 +76,9 @@ def _check(args):
         raise InputError("give --model_dir (or --init_checkpoint with --albert_config_file)")
     if args.model_dir:
         v.check_dir("model_dir", args.model_dir, "model folder")
-    if args.spm_model_file:
-        v.check_file("spm_model_file", args.spm_model_file, "SentencePiece model")
+    for flag in ("spm_model_file", "vocab_file", "albert_config_file"):
+        if getattr(args, flag):
+            v.check_file(flag, getattr(args, flag))
     if args.batch_size < 1:
         raise InputError(f"--batch_size={args.batch_size}: must be >= 1")
     layers = parse_layers(args.layers)
@@ -110,7 +111,7 @@ def run(args) -> dict:
         model, encoder = load_pretrained(
             args.model_dir, albert_config_file=args.albert_config_file,
             init_checkpoint=args.init_checkpoint, spm_model_file=args.spm_model_file,
-            do_lower_case=args.do_lower_case)
+            vocab_file=args.vocab_file, do_lower_case=args.do_lower_case)
     except (ValueError, FileNotFoundError) as e:
         raise InputError(f"--{'init_checkpoint' if args.init_checkpoint else 'model_dir'}: {e}") from None
     if config is None:
@@ -132,6 +133,7 @@ def parser():
     p.add_argument("--albert_config_file", help="albert_config.json (default: in --model_dir)")
     p.add_argument("--init_checkpoint", help="checkpoint (default: the one in --model_dir)")
     p.add_argument("--spm_model_file", help="SentencePiece model (default: the one in --model_dir)")
+    p.add_argument("--vocab_file", help="WordPiece vocab (the Chinese releases) instead of an spm model")
     p.add_argument("--layers", default="-1,-2,-3,-4", help="encoder layers, -1 the last")
     p.add_argument("--pooled", action="store_true", help="one pooled [CLS] vector per text")
     p.add_argument("--max_seq_length", type=int, default=128)
