@@ -26,11 +26,12 @@ SPLITS = ("train", "dev", "test")
 LABELS_FILE = "labels.json"
 
 
-def check_extension(path, flag) -> str:
-    """The file's extension, one of EXTENSIONS; otherwise an InputError naming `flag`."""
+def check_extension(path, flag=None) -> str:
+    """The file's extension, one of EXTENSIONS; otherwise an InputError (naming `flag`)."""
     ext = os.path.splitext(os.fspath(path))[1].lower()
     if ext not in EXTENSIONS:
-        raise InputError(f"--{flag}: {path} has the unknown extension {ext or '(none)'!r}; "
+        where = f"--{flag}: " if flag else ""
+        raise InputError(f"{where}{path} has the unknown extension {ext or '(none)'!r}; "
                          f"use one of {', '.join(EXTENSIONS)}")
     return ext
 
@@ -65,7 +66,7 @@ def read_table(path) -> tuple:
 
     CSV/TSV columns are the header's; a JSONL file's are the keys of its first object."""
     path = os.fspath(path)
-    ext = check_extension(path, "data file")
+    ext = check_extension(path)
     text = _decode(path)
     if not text.strip():
         raise GlueFormatError(f"{path} is empty")
