@@ -1,20 +1,32 @@
-"""Fine-tune ALBERT on a GLUE task (Google's run_classifier.py flags), evaluate, predict, export."""
+"""Fine-tune ALBERT on a GLUE task or your own CSV/TSV/JSONL files (Google's run_classifier.py
+flags, plus --task_name=custom and its column flags), evaluate, predict, export."""
 from absl import app, flags
 
 from albert_tf.engine.flags import define_finetuning_flags, options_from_flags
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("data_dir", None, "Folder holding the GLUE task folders (CoLA/, MNLI/, ...).")
-flags.DEFINE_string("task_name", None, "GLUE task: cola, sst-2, mrpc, sts-b, qqp, mnli, qnli, rte, wnli.")
+flags.DEFINE_string("data_dir", None, "Folder holding the GLUE task folders (CoLA/, MNLI/, ...), "
+                    "or, for --task_name=custom, train/dev/test.{csv,tsv,jsonl}.")
+flags.DEFINE_string("task_name", None, "GLUE task: cola, sst-2, mrpc, sts-b, qqp, mnli, qnli, rte, "
+                    "wnli; or custom (your own files).")
 flags.DEFINE_string("export_dir", None, "Write a SavedModel that takes raw text here.")
 flags.DEFINE_float("dropout_prob", 0.1, "Dropout on the pooled output before the classifier.")
+flags.DEFINE_string("train_file", None, "custom: the train file (default: data_dir/train.<ext>).")
+flags.DEFINE_string("dev_file", None, "custom: the dev file (default: data_dir/dev.<ext>).")
+flags.DEFINE_string("test_file", None, "custom: the test file (default: data_dir/test.<ext>).")
+flags.DEFINE_string("text_a_column", "text", "custom: the column (JSONL key) of the text.")
+flags.DEFINE_string("text_b_column", None, "custom: the second text's column, for pairs.")
+flags.DEFINE_string("label_column", "label", "custom: the label's column.")
+flags.DEFINE_bool("is_regression", False, "custom: labels are numbers to regress on "
+                  "(otherwise each distinct label is a class).")
 define_finetuning_flags()
 
 
 def main(argv):
     del argv
     from albert_tf.engine import validation
-    from albert_tf.tasks.glue.validate import preload_glue, validate_classifier
+    from albert_tf.tasks.glue.validate import (custom_processor, preload_glue,
+                                               save_custom_labels, validate_classifier)
     # the strategy first: MultiWorkerMirroredStrategy must precede any other TF op
     strategy = validation.strategy_from_flags(FLAGS, "train_batch_size")
     config = validate_classifier(FLAGS)
@@ -22,8 +34,9 @@ def main(argv):
     opts = options_from_flags(FLAGS)
     encoder = TextEncoder.from_files(FLAGS.spm_model_file, FLAGS.vocab_file, FLAGS.do_lower_case)
     task = GlueTask(FLAGS.task_name, FLAGS.data_dir, encoder, FLAGS.max_seq_length,
-                    FLAGS.cached_dir or FLAGS.output_dir)
+                    FLAGS.cached_dir or FLAGS.output_dir, processor=custom_processor(FLAGS))
     preload_glue(task, FLAGS)
+    save_custom_labels(task, FLAGS)
     run_glue(config, task, opts, strategy,
              do_train=FLAGS.do_train, do_eval=FLAGS.do_eval, do_predict=FLAGS.do_predict,
              dropout_prob=FLAGS.dropout_prob, export_dir=FLAGS.export_dir)

@@ -43,6 +43,14 @@ _EXPORTS = {
     "AdamWeightDecay": "albert_tf.engine.optimization",
     "LAMB": "albert_tf.engine.optimization",
     "get_strategy": "albert_tf.engine.distribute",
+    "CustomProcessor": "albert_tf.tasks.glue.custom",
+    "load_text_classification_data": "albert_tf.tasks.glue.custom",
+    "GlueTask": "albert_tf.tasks.glue.task",
+    "run_glue": "albert_tf.tasks.glue.task",
+    "TextEncoder": "albert_tf.text.encoding",
+    "load_pretrained": "albert_tf.representations",
+    "extract_representations": "albert_tf.representations",
+    "fill_mask": "albert_tf.representations",
 }
 
 

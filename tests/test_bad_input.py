@@ -80,6 +80,21 @@ def files(tmp_path_factory, fixtures_dir, data_dir):
     f["glue_latin1"] = glue("glue_latin1", raw="".join(sst[:4]).encode() + "tr\xe8s bien\t1\n".encode("latin-1"))
     f["glue_empty"] = glue("glue_empty", sst[:1])
 
+    def own(name, train, dev="text,label\nfine,pos\n", ext=".csv"):
+        folder = d / name
+        folder.mkdir()
+        (folder / f"train{ext}").write_text(train)
+        (folder / f"dev{ext}").write_text(dev)
+        return folder
+    f["own_no_column"] = own("own_no_column", "sentence,label\ngood,pos\nbad,neg\n")
+    f["own_empty"] = own("own_empty", "")
+    f["own_header_only"] = own("own_header_only", "text,label\n")
+    f["own_unseen_dev_label"] = own("own_unseen_dev_label", "text,label\ngood,pos\nbad,neg\n",
+                                    "text,label\nso so,neutral\n")
+    f["own_bad_jsonl"] = own("own_bad_jsonl", '{"text": "a", "label": 1}\n{"text": "b"}\n', "", ".jsonl")
+    f["own_txt"] = d / "train.txt"
+    f["own_txt"].write_text("text,label\ngood,pos\n")
+
     squad = json.loads(f["squad"].read_text())
     text = f["squad"].read_text()
     f["squad_truncated"] = d / "truncated.json"
@@ -113,6 +128,7 @@ def classifier_cases(f):
     base = {"task_name": "SST-2", "data_dir": f["data"], "albert_config_file": f["config"],
             "init_checkpoint": f["ckpt"], "spm_model_file": f["spm"], "max_seq_length": 64,
             "do_train": True, "train_step": 2, "train_batch_size": 2}
+    own = {"task_name": "custom"}
     return [
         ("unknown_task", {"task_name": "sst2"}, "did you mean 'sst-2'"),
         ("no_data_dir", {"data_dir": None}, "--data_dir is required"),
@@ -148,6 +164,18 @@ def classifier_cases(f):
         ("unknown_flag", {"trian_step": 3}, "trian_step"),
         ("flag_wrong_type", {"train_step": "many"}, "--train_step"),
         ("use_tpu_without_tpu", {"use_tpu": True}, "--use_tpu/--strategy_type=tpu needs a reachable TPU"),
+        ("custom_missing_column", {**own, "data_dir": f["own_no_column"]},
+         "train.csv has no column 'text' (--text_a_column); its columns are: sentence, label"),
+        ("custom_empty_file", {**own, "data_dir": f["own_empty"]}, "train.csv is empty"),
+        ("custom_header_only", {**own, "data_dir": f["own_header_only"]}, "has no examples"),
+        ("custom_unseen_dev_label", {**own, "data_dir": f["own_unseen_dev_label"], "do_eval": True},
+         "dev.csv, line 2: label 'neutral' is not among the train labels ['neg', 'pos']"),
+        ("custom_jsonl_row_without_label", {**own, "data_dir": f["own_bad_jsonl"]},
+         "train.jsonl, line 2: no 'label' (--label_column)"),
+        ("custom_unknown_extension", {**own, "data_dir": None, "train_file": f["own_txt"]},
+         "--train_file: " + str(f["own_txt"]) + " has the unknown extension '.txt'"),
+        ("custom_no_files", {**own, "data_dir": None}, "give --train_file or --data_dir"),
+        ("custom_flag_for_glue", {"text_a_column": "review"}, "--text_a_column: only for --task_name=custom"),
     ], base
 
 

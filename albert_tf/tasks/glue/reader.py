@@ -113,6 +113,10 @@ class DataProcessor:
         """Width of the classifier output: 1 for regression, else the label count."""
         return 1 if self.is_regression else len(self.labels)
 
+    def has_text_b(self) -> bool:
+        """Whether examples are sentence pairs (the raw-text export takes two strings)."""
+        return self.layout("dev").text_b is not None
+
     def label_map(self) -> dict:
         """Label name -> id, in get_labels() order."""
         return {label: i for i, label in enumerate(self.labels)}

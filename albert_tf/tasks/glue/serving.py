@@ -39,7 +39,7 @@ def export_text_classifier(model, task, export_dir) -> str:
     if not encoder.spm_model_file:
         raise ValueError("--export_dir needs --spm_model_file: the in-graph tokenizer is SentencePiece")
     tokenizer = GraphTokenizer(encoder.spm_model_file, do_lower_case=encoder.do_lower_case)
-    pair = task.examples("dev")[0].text_b is not None
+    pair = task.processor.has_text_b()
     module = TextClassifierModule(model, tokenizer, task.max_seq_length,
                                   task.processor.get_labels(), task.is_regression, pair)
     export_dir = os.path.abspath(os.fspath(export_dir))

@@ -36,14 +36,15 @@ def _format_prediction(prediction, processor: DataProcessor) -> str:
 
 
 def write_submission(path: str, task_name: str, guids_or_indices: Iterable,
-                     predictions: Iterable) -> str:
+                     predictions: Iterable, processor: DataProcessor = None) -> str:
     """Write a GLUE server file (``index\\tprediction`` header, one row per example).
 
     ``guids_or_indices``: test guids from the processor (their bare index) or ints;
     written as given. ``predictions``: label ids or label names (floats for STS-B).
+    ``processor`` gives the label names where the task is not a GLUE one (a custom task).
     Written to a temp file in the same folder, then os.replace'd; returns ``path``.
     """
-    processor = get_processor(task_name)
+    processor = processor or get_processor(task_name)
     indices, preds = list(guids_or_indices), list(predictions)
     if len(indices) != len(preds):
         raise ValueError(f"{len(indices)} indices but {len(preds)} predictions")

@@ -12,7 +12,9 @@ from albert_tf.fileio import write_text_atomic
 from albert_tf.tasks.glue import data as glue
 from albert_tf.text.encoding import TextEncoder
 from albert_tf.engine.records import cached_records
-from albert_tf.tasks.glue.metrics import glue_metrics
+from albert_tf.tasks.glue.metrics import custom_metrics, glue_metrics
+
+CUSTOM_PREDICTIONS = "test_predictions.tsv"  # a custom task's `index\tprediction` (label) file
 
 
 def classifier_feature_spec(max_seq_length: int, is_regression: bool) -> dict:
@@ -43,9 +45,11 @@ def example_to_record(example, label_map, encoder: TextEncoder, max_seq_length, 
 class GlueTask:
     """One GLUE task: its processor, records per split, metrics and prediction files."""
 
-    def __init__(self, task_name, data_dir, encoder: TextEncoder, max_seq_length, cache_dir):
-        self.task = glue.canonical_task_name(task_name)
-        self.processor = glue.get_processor(self.task)
+    def __init__(self, task_name, data_dir, encoder: TextEncoder, max_seq_length, cache_dir,
+                 processor=None):
+        """`processor` (e.g. a CustomProcessor for your own files) replaces the GLUE one."""
+        self.task = processor.task_name if processor else glue.canonical_task_name(task_name)
+        self.processor = processor or glue.get_processor(self.task)
         self.data_dir, self.encoder = data_dir, encoder
         self.max_seq_length, self.cache_dir = max_seq_length, cache_dir
         self.is_regression = self.processor.is_regression
@@ -56,7 +60,7 @@ class GlueTask:
         """Examples of a split ("train", "dev", "test") of this task or of `task` (mnli-mm, ax)."""
         key = (task or self.task, split)
         if key not in self._examples:
-            proc = glue.get_processor(key[0])
+            proc = self.processor if key[0] == self.task else glue.get_processor(key[0])
             reader = {"train": proc.get_train_examples, "dev": proc.get_dev_examples,
                       "test": proc.get_test_examples}[split]
             self._examples[key] = reader(self.data_dir)
@@ -69,14 +73,29 @@ class GlueTask:
         label_map = self.processor.label_map()
         params = {"task": task, "split": split, "max_seq_length": self.max_seq_length,
                   "num_examples": len(examples), **self.encoder.fingerprint(),
-                  "data": [os.path.abspath(self.data_dir)]}
+                  **self._data_key(split, task)}
         make = lambda: (example_to_record(e, label_map, self.encoder, self.max_seq_length,
                                           self.is_regression) for e in examples)
         return cached_records(self.cache_dir, f"{task}_{split}", params, self.spec, make)
 
+    def _data_key(self, split, task):
+        """What of the data files the records' cache key holds: GLUE's folder, or the
+        processor's own key (a custom task's files, digests, columns and labels)."""
+        if task == self.task and hasattr(self.processor, "cache_key"):
+            return self.processor.cache_key(self.data_dir, split)
+        return {"data": [os.path.abspath(self.data_dir)]}
+
     @property
     def best_metric(self):
+        if self.task == "custom":
+            return "pearson" if self.is_regression else "accuracy"
         return glue.best_checkpoint_metric(self.task)
+
+    def _metrics(self, preds, labels):
+        """GLUE's metrics of the task, or a custom task's (by its label count)."""
+        if self.task == "custom":
+            return custom_metrics(preds, labels, self.processor.num_labels, self.is_regression)
+        return glue_metrics(self.task, preds, labels)
 
     def _labels(self, split, task=None):
         label_map = self.processor.label_map()
@@ -94,7 +113,7 @@ class GlueTask:
         """Dev metrics, exact, on real examples only; MNLI adds the mismatched accuracy."""
         preds, out = self.predictions(model, "dev", batch_size)
         labels = self._labels("dev")
-        results = glue_metrics(self.task, preds, labels)
+        results = self._metrics(preds, labels)
         if self.is_regression:
             results["loss"] = float(np.mean((preds - labels) ** 2))
         else:
@@ -125,8 +144,11 @@ class GlueTask:
                 path = os.path.join(output_dir, "test_results.tsv")
                 write_text_atomic(path, "".join("\t".join(f"{v:.8f}" for v in row) + "\n" for row in table))
                 written.append(path)
-            path = os.path.join(output_dir, glue.submission_file_name(task))
-            glue.write_submission(path, task, [e.guid.split("-")[-1] for e in examples], preds)
+            custom = task == "custom"
+            name = CUSTOM_PREDICTIONS if custom else glue.submission_file_name(task)
+            path = os.path.join(output_dir, name)
+            glue.write_submission(path, task, [e.guid.split("-")[-1] for e in examples], preds,
+                                  processor=self.processor if custom else None)
             written.append(path)
         return written
 

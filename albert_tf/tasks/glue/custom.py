@@ -1,0 +1,307 @@
+"""Your own sentence (pair) classification or regression data: CSV, TSV or JSONL files with
+named columns, read into GLUE InputExamples so they train through the GLUE task
+(`run_classifier.py --task_name=custom`, or `GlueTask(..., processor=CustomProcessor(...))`).
+
+Files: `.csv` (a header row, then comma-separated rows with standard CSV quoting), `.tsv` (a
+header row, tab-separated, no quoting: as GLUE's files) or `.jsonl` (one JSON object a line).
+Each split is an explicit file or `<data_dir>/<split>.<csv|tsv|jsonl>`. Labels are the sorted
+unique values of the train split's label column (numerically when all are numbers), unless
+given; `labels.json` stores them with a run so later runs map labels to the same ids.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+from typing import List, Optional, Sequence
+
+from albert_tf.errors import InputError
+from albert_tf.fileio import write_text_atomic
+from albert_tf.tasks.glue.reader import DataProcessor, GlueFormatError, InputExample
+
+EXTENSIONS = (".csv", ".tsv", ".jsonl")
+SPLITS = ("train", "dev", "test")
+LABELS_FILE = "labels.json"
+
+
+def check_extension(path, flag=None) -> str:
+    """The file's extension, one of EXTENSIONS; otherwise an InputError (naming `flag`)."""
+    ext = os.path.splitext(os.fspath(path))[1].lower()
+    if ext not in EXTENSIONS:
+        where = f"--{flag}: " if flag else ""
+        raise InputError(f"{where}{path} has the unknown extension {ext or '(none)'!r}; "
+                         f"use one of {', '.join(EXTENSIONS)}")
+    return ext
+
+
+def find_split_file(data_dir, split) -> str:
+    """`data_dir/<split>.csv|.tsv|.jsonl`: exactly one must exist."""
+    found = [os.path.join(data_dir, split + ext) for ext in EXTENSIONS
+             if os.path.isfile(os.path.join(data_dir, split + ext))]
+    if not found:
+        raise FileNotFoundError(f"no {split} file in {data_dir} (looked for "
+                                f"{', '.join(split + e for e in EXTENSIONS)})")
+    if len(found) > 1:
+        raise InputError(f"--data_dir: {data_dir} holds several {split} files "
+                         f"({', '.join(os.path.basename(p) for p in found)}); keep one")
+    return found[0]
+
+
+def _decode(path) -> str:
+    """The whole file as UTF-8 text (optional BOM); a bad byte names its line."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        raise GlueFormatError(f"{path}, line {line}: not UTF-8 text "
+                              f"(byte {raw[e.start]:#04x})") from None
+
+
+def read_table(path) -> tuple:
+    """(columns, rows) of a CSV/TSV/JSONL file: rows are (line number, {column: value}).
+
+    CSV/TSV columns are the header's; a JSONL file's are the keys of its first object."""
+    path = os.fspath(path)
+    ext = check_extension(path)
+    text = _decode(path)
+    if not text.strip():
+        raise GlueFormatError(f"{path} is empty")
+    if ext == ".jsonl":
+        return _read_jsonl(path, text)
+    quoting = csv.QUOTE_NONE if ext == ".tsv" else csv.QUOTE_MINIMAL
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t" if ext == ".tsv" else ",",
+                        quoting=quoting)
+    try:
+        columns = [c.strip() for c in next(reader)]
+        rows = []
+        for fields in reader:
+            if not any(f.strip() for f in fields):
+                continue
+            if len(fields) != len(columns):
+                raise GlueFormatError(f"{path}, line {reader.line_num}: {len(fields)} fields, "
+                                      f"but the header has {len(columns)} ({', '.join(columns)})")
+            rows.append((reader.line_num, dict(zip(columns, fields))))
+    except csv.Error as e:
+        raise GlueFormatError(f"{path}, line {reader.line_num}: {e}") from None
+    return columns, rows
+
+
+def _read_jsonl(path, text) -> tuple:
+    """(keys of the first object, rows) of JSON lines; each line must be one JSON object."""
+    rows = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise GlueFormatError(f"{path}, line {lineno}: not valid JSON ({e.msg})") from None
+        if not isinstance(row, dict):
+            raise GlueFormatError(f"{path}, line {lineno}: a JSON object is needed, "
+                                  f"got {type(row).__name__}")
+        rows.append((lineno, row))
+    return list(rows[0][1]), rows
+
+
+def _sorted_labels(values) -> List[str]:
+    """Unique label names, in numeric order when every one is a number, else in string order."""
+    unique = set(values)
+    try:
+        return sorted(unique, key=float)
+    except ValueError:
+        return sorted(unique)
+
+
+def _label_name(value):
+    """A classification label as its name: JSON numbers and booleans as written in CSV."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+class CustomProcessor(DataProcessor):
+    """Named text / label columns of your own CSV, TSV or JSONL files.
+
+    `files` maps a split ("train", "dev", "test") to its file; a split not in it is
+    `<data_dir>/<split>.<ext>`. `labels` (names in id order) default to the train split's
+    sorted unique labels. Test files need no label column (test labels are not read).
+    """
+
+    task_name, task_dir = "custom", ""
+
+    def __init__(self, files: Optional[dict] = None, data_dir=None, text_a_column="text",
+                 text_b_column=None, label_column="label", is_regression=False,
+                 labels: Optional[Sequence[str]] = None):
+        self.files = {k: os.fspath(v) for k, v in (files or {}).items() if v}
+        self.data_dir = os.fspath(data_dir) if data_dir else None
+        self.text_a_column, self.text_b_column = text_a_column, text_b_column
+        self.label_column, self.is_regression = label_column, bool(is_regression)
+        self._labels = None if labels is None or is_regression else [str(x) for x in labels]
+        self._cache = {}
+
+    @property
+    def labels(self) -> List[str]:
+        """Label names in id order: given, else inferred from the train split."""
+        if self.is_regression:
+            return []
+        if self._labels is None:
+            self._labels = self.train_labels()
+        return self._labels
+
+    def train_labels(self) -> List[str]:
+        """The train split's sorted unique labels."""
+        examples = self._read("train", check_labels=False)
+        return _sorted_labels(e.label for e in examples)
+
+    def path(self, split) -> str:
+        """The file of `split`: given, or found in data_dir."""
+        if split in self.files:
+            return self.files[split]
+        if self.data_dir is None:
+            raise FileNotFoundError(f"no {split} file given (and no data_dir to look in)")
+        return find_split_file(self.data_dir, split)
+
+    def has_text_b(self) -> bool:
+        """Pairs when a text_b column is given."""
+        return self.text_b_column is not None
+
+    def cache_key(self, data_dir, split) -> dict:
+        """What of the files and columns changes the features of `split`."""
+        path = self.path(split)
+        with open(path, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        return {"data": [os.path.abspath(path), digest],
+                "columns": [self.text_a_column, self.text_b_column, self.label_column],
+                "labels": self.labels, "is_regression": self.is_regression}
+
+    def _read_split(self, data_dir, split) -> List[InputExample]:
+        return self._read(split, check_labels=True)
+
+    def _read(self, split, check_labels) -> List[InputExample]:
+        """The examples of `split` (cached); labels checked against the label set if asked."""
+        if split not in self._cache:
+            self._cache[split] = self._read_file(self.path(split), split)
+        examples, lines = self._cache[split]
+        if check_labels and split != "test" and not self.is_regression:
+            known = set(self.labels)
+            for e, lineno in zip(examples, lines):
+                if e.label not in known:
+                    raise GlueFormatError(f"{self.path(split)}, line {lineno}: label {e.label!r} "
+                                          f"is not among the train labels {self.labels}")
+        return examples
+
+    def _columns(self, split):
+        """(flag, column) pairs the split must have."""
+        wanted = [("text_a_column", self.text_a_column)]
+        if self.text_b_column:
+            wanted.append(("text_b_column", self.text_b_column))
+        if split != "test":
+            wanted.append(("label_column", self.label_column))
+        return wanted
+
+    def _read_file(self, path, split) -> tuple:
+        """(examples, their line numbers) of one file; a missing column lists those present."""
+        columns, rows = read_table(path)
+        wanted = self._columns(split)
+        for flag, column in wanted:
+            if column not in columns and not path.endswith(".jsonl"):
+                raise GlueFormatError(f"{path} has no column {column!r} (--{flag}); its columns "
+                                      f"are: {', '.join(columns)}")
+        examples = [self._example(path, lineno, row, wanted, split, number)
+                    for number, (lineno, row) in enumerate(rows)]
+        if not examples:
+            raise GlueFormatError(f"{path} has no examples (only a header)")
+        return examples, [lineno for lineno, _ in rows]
+
+    def _example(self, path, lineno, row, wanted, split, number) -> InputExample:
+        """One row as an InputExample; a missing or non-text value names the line and column."""
+        values = {}
+        for flag, column in wanted:
+            value = row.get(column)
+            if value is None:
+                raise GlueFormatError(f"{path}, line {lineno}: no {column!r} (--{flag}); the row "
+                                      f"has: {', '.join(row)}")
+            if flag != "label_column" and not isinstance(value, str):
+                raise GlueFormatError(f"{path}, line {lineno}: {column!r} is not text: {value!r}")
+            values[flag] = value
+        label = values.get("label_column")
+        if label is not None:
+            label = self._parse_label(label) if self.is_regression else _label_name(label)
+            if label == "":
+                raise GlueFormatError(f"{path}, line {lineno}: empty label ({self.label_column!r})")
+        guid = str(number) if split == "test" else f"{split}-{number}"
+        return InputExample(guid=guid, text_a=values["text_a_column"],
+                            text_b=values.get("text_b_column"), label=label)
+
+    def _parse_label(self, raw):
+        """A regression label as a float."""
+        try:
+            return float(raw)
+        except (TypeError, ValueError):
+            raise GlueFormatError(f"label {raw!r} is not a number (--is_regression)") from None
+
+    # -- the label file of a run --------------------------------------------------------------
+    def label_record(self) -> dict:
+        """What labels.json holds: the label names in id order, the columns, is_regression."""
+        return {"task": self.task_name, "labels": self.labels, "is_regression": self.is_regression,
+                "text_a_column": self.text_a_column, "text_b_column": self.text_b_column,
+                "label_column": self.label_column}
+
+    def save_labels(self, folder) -> str:
+        """Write `folder/labels.json` (atomically): the label ids of this run."""
+        path = os.path.join(os.fspath(folder), LABELS_FILE)
+        return write_text_atomic(path, json.dumps(self.label_record(), indent=2) + "\n")
+
+
+def load_labels(path) -> dict:
+    """A run's labels.json; a bad file is an InputError naming it."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            record = json.load(f)
+        if not isinstance(record.get("labels"), list):
+            raise ValueError("no 'labels' list")
+        return record
+    except (ValueError, UnicodeDecodeError, AttributeError) as e:
+        raise InputError(f"{path}: not a labels file of a custom run ({e})") from None
+
+
+def settle_labels(processor: CustomProcessor, output_dir, init_checkpoint=None, do_train=False):
+    """Fix the processor's label ids for a run and return the labels.json they came from (or
+    None). Training takes train's labels, which must equal `output_dir/labels.json` if there is
+    one; otherwise labels.json in output_dir or beside init_checkpoint wins over train's."""
+    folders = [output_dir] + ([] if do_train or not init_checkpoint
+                              else [os.path.dirname(os.path.abspath(init_checkpoint))])
+    stored = next((os.path.join(f, LABELS_FILE) for f in folders
+                   if f and os.path.isfile(os.path.join(f, LABELS_FILE))), None)
+    if stored is None:
+        try:
+            processor.labels  # noqa: B018  inferred from train now, so its errors come here
+        except FileNotFoundError as e:
+            raise InputError(f"no {LABELS_FILE} in --output_dir {output_dir} (nor beside "
+                             f"--init_checkpoint) and no train file to take the labels from: {e}"
+                             ) from None
+        return None
+    record = load_labels(stored)
+    if bool(record.get("is_regression")) != processor.is_regression:
+        raise InputError(f"{stored} is from a {'regression' if record.get('is_regression') else 'classification'}"
+                         f" run; give the same --is_regression or a fresh --output_dir")
+    if do_train and not processor.is_regression and processor.train_labels() != record["labels"]:
+        raise InputError(f"{stored} lists the labels {record['labels']} but the train file has "
+                         f"{processor.train_labels()}; use a fresh --output_dir")
+    processor._labels = None if processor.is_regression else [str(x) for x in record["labels"]]
+    return stored
+
+
+def load_text_classification_data(path, text_a_column="text", text_b_column=None,
+                                  label_column="label", is_regression=False,
+                                  split="train") -> List[InputExample]:
+    """The examples of one CSV/TSV/JSONL file (labels as written: names, or floats when
+    is_regression); `split="test"` reads no labels."""
+    processor = CustomProcessor({split: path}, text_a_column=text_a_column,
+                                text_b_column=text_b_column, label_column=label_column,
+                                is_regression=is_regression)
+    return processor._read(split, check_labels=False)
