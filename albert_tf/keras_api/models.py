@@ -101,9 +101,15 @@ class AlbertTextMultipleChoice(TextTaskMixin, AlbertMultipleChoice):
 
     def predict_options(self, x, batch_size=None, **kwargs):
         """The text of the chosen option of each question (x in memory)."""
+        return self.chosen_options(x, self.predict(x, batch_size=batch_size, **kwargs))
+
+    @staticmethod
+    def chosen_options(x, choice):
+        """The option texts of x (in memory) picked by `choice` (indices, or predict's output)."""
+        if isinstance(choice, dict):
+            choice = choice["choice"]
         options = _column(x, "options", 2)
-        choice = self.predict(x, batch_size=batch_size, **kwargs)["choice"]
-        return [_text(options[i, c]) for i, c in enumerate(choice)]
+        return [_text(options[i, c]) for i, c in enumerate(np.asarray(choice))]
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
