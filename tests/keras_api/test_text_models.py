@@ -100,7 +100,11 @@ def test_fit_on_a_list_a_pandas_column_and_tf_data_with_default_compile(mrpc):
         history = model.fit(x, y, batch_size=4, epochs=1, verbose=0)
         assert np.isfinite(history.history["loss"]).all()
         steps.append(int(model.optimizer.iterations.numpy()))
-    assert steps == [16, 18, 20] and model.optimizer is opt  # later fits keep the schedule
+    features = tf.data.Dataset.from_tensor_slices((df.a.values, df.label.values)).batch(4).map(
+        model.preprocessor)  # feature dicts pass through fit untouched
+    model.fit(features, verbose=0)
+    steps.append(int(model.optimizer.iterations.numpy()))
+    assert steps == [16, 18, 20, 22] and model.optimizer is opt  # later fits keep the schedule
     metrics = model.evaluate(df.a, df.label, batch_size=4, verbose=0, return_dict=True)
     assert set(metrics) >= {"loss", "accuracy"}
 
