@@ -3,6 +3,7 @@ so `fit`/`evaluate`/`predict` take raw strings, `compile()` defaults to Google's
 files carry the tokenizer, and `from_pretrained` loads a release folder in one line."""
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import keras
@@ -35,6 +36,14 @@ def _find_config(folder, albert_config_file):
     if not os.path.isfile(path):
         raise InputError(f"{folder}: no {CONFIG_NAME}; pass albert_config_file")
     return AlbertConfig.from_json_file(path)
+
+
+@dataclasses.dataclass(frozen=True)
+class _AutoOptimizer:
+    """What compile() without an optimizer asked for; fit builds the optimizer from it."""
+    init_lr: float
+    warmup_proportion: float
+    compile_kwargs: dict
 
 
 class TextTaskMixin:
@@ -82,11 +91,11 @@ class TextTaskMixin:
         self._auto_optimizer = None
         if optimizer in (None, "auto"):
             from albert_tf.engine.optimization import create_optimizer
-            self._auto_optimizer = {
-                "init_lr": learning_rate or self.default_learning_rate,
-                "warmup_proportion": (self.warmup_proportion if warmup_proportion is None
-                                      else warmup_proportion), "compile": dict(kwargs)}
-            optimizer = create_optimizer(self._auto_optimizer["init_lr"], 1, 0)  # until fit
+            self._auto_optimizer = _AutoOptimizer(
+                learning_rate or self.default_learning_rate,
+                self.warmup_proportion if warmup_proportion is None else warmup_proportion,
+                dict(kwargs))
+            optimizer = create_optimizer(self._auto_optimizer.init_lr, 1, 0)  # until fit
         super().compile(optimizer=optimizer, **kwargs)
 
     def compile_from_config(self, config):
@@ -109,9 +118,9 @@ class TextTaskMixin:
             raise ValueError("fit: the dataset's length is unknown, so the default learning-rate "
                              "schedule cannot be built; pass steps_per_epoch, or compile with "
                              "an optimizer")
-        optimizer = create_optimizer(auto["init_lr"], max(steps, 1),
-                                     int(auto["warmup_proportion"] * steps))
-        super().compile(optimizer=optimizer, **auto["compile"])
+        optimizer = create_optimizer(auto.init_lr, max(steps, 1),
+                                     int(auto.warmup_proportion * steps))
+        super().compile(optimizer=optimizer, **auto.compile_kwargs)
         self._auto_optimizer = auto
 
     # ----- raw-string fit / evaluate / predict
@@ -172,6 +181,7 @@ class TextTaskMixin:
         model.ckpt-best, 30k-clean.model), a run's output_dir (its checkpoint; pass
         albert_config_file / spm_model_file where it has none), or a `.keras` file."""
         from albert_tf.engine.init_checkpoint import init_from_checkpoint
+        from albert_tf.formats.tf1 import resolve_checkpoint_path
         path = os.fspath(path)
         if path.endswith(".keras"):
             return cls._load_keras(path)
@@ -184,7 +194,11 @@ class TextTaskMixin:
                                               **(preprocessor_args or {}))
         model = cls(config, preprocessor=preprocessor, **model_args)
         best = os.path.join(path, "model.ckpt-best")
-        init_from_checkpoint(model, best if os.path.isfile(best + ".index") else path)
+        try:
+            ckpt = best if os.path.isfile(best + ".index") else resolve_checkpoint_path(path)
+        except FileNotFoundError as e:
+            raise InputError(f"from_pretrained: {e}") from None
+        init_from_checkpoint(model, ckpt)
         return model
 
     @classmethod

@@ -157,6 +157,13 @@ def test_from_pretrained_of_a_run_output_dir_keeps_the_fine_tuned_head(tmp_path,
         spm_model_file=RELEASE / "30k-clean.model", sequence_length=32, text_pair=True)
     for a, b in zip(loaded.weights, classifier.weights):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    shutil.copy(RELEASE / "albert_config.json", empty)
+    with pytest.raises(InputError, match="from_pretrained: no TF checkpoint"):
+        AlbertTextClassifier.from_pretrained(empty, spm_model_file=RELEASE / "30k-clean.model")
+    with pytest.raises(InputError, match="not a folder or a .keras file"):
+        AlbertTextClassifier.from_pretrained(tmp_path / "missing")
 
 
 def test_raw_text_savedmodel_serves_strings(tmp_path, classifier, mrpc):
