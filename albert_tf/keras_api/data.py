@@ -61,6 +61,9 @@ def make_dataset(preprocessor, x, y=None, sample_weight=None, batch_size=None, s
             ds = ds.shuffle(_num_examples(data), reshuffle_each_iteration=True)
         ds = ds.batch(batch_size)
     if not is_features(ds):
+        if preprocessor is None:
+            raise ValueError("raw text needs a preprocessor: build the model with one (or "
+                             "from_pretrained), or pass feature dicts")
         ds = ds.map(lambda *e: preprocessor(*e), num_parallel_calls=tf.data.AUTOTUNE)
     return ds.prefetch(tf.data.AUTOTUNE)
 

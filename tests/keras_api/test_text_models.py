@@ -199,7 +199,29 @@ def test_span_extractor_predicts_answer_text_and_offsets(encoder):
     assert x["context"][0][got["answer_start"][0]:got["answer_end"][0]] == "THE"
 
 
+def test_multiple_choice_and_span_keras_files_round_trip(tmp_path, race):
+    x, _, _ = race
+    mc = AlbertTextMultipleChoice.from_pretrained(RELEASE, sequence_length=24, max_qa_length=8)
+    span = AlbertTextSpanExtractor.from_pretrained(RELEASE, sequence_length=24,
+                                                   max_query_length=6, max_answer_length=5)
+    inputs = [{k: tf.constant(v[:2]) for k, v in x.items()},
+              {"question": tf.constant(x["question"][:2]),
+               "context": tf.constant(x["article"][:2])}]
+    for model, x_model in zip((mc, span), inputs):
+        path = tmp_path / f"{model.name}.keras"
+        model.save(path)
+        loaded = albert_tf.load_model(path)
+        assert type(loaded) is type(model) and loaded.get_config() == model.get_config()
+        want, got = model(x_model), loaded(x_model)
+        for key in want:
+            np.testing.assert_allclose(got[key], want[key], atol=1e-6)
+    assert loaded.max_answer_length == 5 and loaded.preprocessor.max_query_length == 6
+
+
 def test_strings_without_a_preprocessor_fail_clearly():
     config = albert_tf.AlbertConfig.from_json_file(str(RELEASE / "albert_config.json"))
+    model = AlbertTextClassifier(config, num_labels=2)
     with pytest.raises(ValueError, match="has no preprocessor"):
-        AlbertTextClassifier(config, num_labels=2)(tf.constant(["text"]))
+        model(tf.constant(["text"]))
+    with pytest.raises(ValueError, match="raw text needs a preprocessor"):
+        model.predict(["text"])
