@@ -39,20 +39,20 @@ def as_tensors(x):
 
 
 def _lengths(ids):
+    """int32 row lengths of a ragged [batch, (len)] tensor."""
     return tf.cast(ids.row_lengths(), tf.int32)
 
 
 def keep_first(ids, lengths):
     """The first lengths[i] ids of each row of a ragged [batch, (len)] tensor."""
-    pos = tf.ragged.range(tf.cast(ids.row_lengths(), tf.int32))
+    pos = tf.ragged.range(_lengths(ids))
     return tf.ragged.boolean_mask(ids, pos < tf.expand_dims(lengths, 1))
 
 
 def keep_last(ids, lengths):
     """The last lengths[i] ids of each row of a ragged [batch, (len)] tensor."""
-    n = tf.cast(ids.row_lengths(), tf.int32)
-    pos = tf.ragged.range(n)
-    return tf.ragged.boolean_mask(ids, pos >= tf.expand_dims(n - lengths, 1))
+    n = _lengths(ids)
+    return tf.ragged.boolean_mask(ids, tf.ragged.range(n) >= tf.expand_dims(n - lengths, 1))
 
 
 def choice_texts_graph(questions, options):
@@ -126,7 +126,7 @@ class AlbertTextPreprocessor(_Preprocessor):
     """One text or a pair → [CLS] A [SEP] (B [SEP]) `input_ids`, `input_mask`, `segment_ids`
     [batch, sequence_length], as the GLUE records (Google's truncation: pop from the longer).
 
-    x: strings [batch]; a pair is a tuple/list (text_a, text_b) or a dict with `text_a`/`text_b`.
+    x: strings [batch]; a pair is a tuple (text_a, text_b) or a dict with `text_a`/`text_b`.
     """
 
     def features(self, x):
