@@ -98,9 +98,9 @@ def read_model(path, config_file=None, model_kind=None, require_encoder=True):
 
 
 def _read_keras(path, config_file, model_kind):
-    import keras
     if path.endswith(".keras"):
-        return keras.models.load_model(path)
+        from albert_tf.formats.keras_files import load_model
+        return load_model(path)  # registers every albert_tf class a .keras file may name
     if config_file is None:
         raise ValueError(f"--input {path}: a .weights.h5 file carries no config; pass --albert_config_file")
     from albert_tf.config import AlbertConfig

@@ -15,6 +15,7 @@ LAYERS = [
     {"albert_tf.text", "albert_tf.formats"},
     {"albert_tf.engine"},
     {"albert_tf.pretraining", "albert_tf.tasks"},
+    {"albert_tf.keras_api"},
     {"albert_tf.convert", "albert_tf.paper", "albert_tf.formats.keras_files",
      "albert_tf.extract_features", "albert_tf.representations"},
 ]

@@ -9,6 +9,7 @@ def register_keras_classes() -> None:
     """Import every albert_tf module whose classes a .keras file may name (models, layers, and
     the optimizers and schedules of a compiled model); it sits above them all for that."""
     from albert_tf.engine import optimization  # noqa: F401
+    from albert_tf.keras_api import models as text_models  # noqa: F401
     from albert_tf.modeling import models, squad, tasks  # noqa: F401
     from albert_tf.text import graph_tokenizer  # noqa: F401
 

@@ -1,0 +1,1 @@
+"""The Keras-native task API on raw strings: task models with their preprocessor inside."""

@@ -1,0 +1,211 @@
+"""The Keras-native text task API shared by every task: a task model with a preprocessor inside,
+so `fit`/`evaluate`/`predict` take raw strings, `compile()` defaults to Google's recipe, `.keras`
+files carry the tokenizer, and `from_pretrained` loads a release folder in one line."""
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import keras
+import tensorflow as tf
+
+from albert_tf.engine import optimization  # noqa: F401  (a compiled .keras file names its classes)
+from albert_tf.errors import InputError
+from albert_tf.keras_api import data
+
+SPM_NAMES = ("30k-clean.model", "spiece.model", "spm.model")
+CONFIG_NAME = "albert_config.json"
+
+
+def _find_spm(folder, spm_model_file):
+    """The SentencePiece model: the one given, else the release folder's (30k-clean.model...)."""
+    if spm_model_file is not None:
+        if not os.path.isfile(spm_model_file):
+            raise InputError(f"spm_model_file {spm_model_file}: no such file")
+        return os.fspath(spm_model_file)
+    for name in SPM_NAMES:
+        if os.path.isfile(os.path.join(folder, name)):
+            return os.path.join(folder, name)
+    raise InputError(f"{folder}: no SentencePiece model ({', '.join(SPM_NAMES)}); pass "
+                     "spm_model_file")
+
+
+def _find_config(folder, albert_config_file):
+    from albert_tf.config import AlbertConfig
+    path = albert_config_file or os.path.join(folder, CONFIG_NAME)
+    if not os.path.isfile(path):
+        raise InputError(f"{folder}: no {CONFIG_NAME}; pass albert_config_file")
+    return AlbertConfig.from_json_file(path)
+
+
+@dataclasses.dataclass(frozen=True)
+class _AutoOptimizer:
+    """What compile() without an optimizer asked for; fit builds the optimizer from it."""
+    init_lr: float
+    warmup_proportion: float
+    compile_kwargs: dict
+
+
+class TextTaskMixin:
+    """Mixed in before a task model class (AlbertClassifier, ...): adds `preprocessor`.
+
+    Subclasses set `preprocessor_class` and `default_learning_rate`, and may post-process
+    `predict`'s outputs in `_postprocess(x, outputs)`.
+    """
+
+    preprocessor_class = None
+    preprocessor_args = ("sequence_length",)  # from_pretrained passes these to the preprocessor
+    default_learning_rate = 2e-5
+    warmup_proportion = 0.1
+
+    def _set_preprocessor(self, preprocessor):
+        if isinstance(preprocessor, dict):
+            preprocessor = keras.saving.deserialize_keras_object(preprocessor)
+        self.preprocessor = preprocessor
+        self._auto_optimizer = None
+
+    def get_config(self):
+        config = super().get_config()
+        config["preprocessor"] = (None if self.preprocessor is None
+                                  else keras.saving.serialize_keras_object(self.preprocessor))
+        return config
+
+    def call(self, inputs, training=None):
+        """Feature dicts as the task model; raw strings through the preprocessor first."""
+        if not data.is_features(inputs):
+            inputs = self._require_preprocessor()(inputs)
+        return super().call(inputs, training=training)
+
+    def _require_preprocessor(self):
+        if self.preprocessor is None:
+            raise ValueError(f"{type(self).__name__} has no preprocessor: pass feature dicts "
+                             "(input_ids, input_mask, segment_ids), or build it with one")
+        return self.preprocessor
+
+    # ----- compile defaults
+
+    def compile(self, optimizer="auto", *, learning_rate=None, warmup_proportion=None, **kwargs):
+        """keras compile; optimizer "auto" (or None) is Google's AdamW (weight decay 0.01,
+        clip norm 1) with linear warmup over `warmup_proportion` of the steps then linear
+        decay, built when `fit` knows how many steps it takes."""
+        self._auto_optimizer = None
+        if optimizer in (None, "auto"):
+            from albert_tf.engine.optimization import create_optimizer
+            self._auto_optimizer = _AutoOptimizer(
+                learning_rate or self.default_learning_rate,
+                self.warmup_proportion if warmup_proportion is None else warmup_proportion,
+                dict(kwargs))
+            optimizer = create_optimizer(self._auto_optimizer.init_lr, 1, 0)  # until fit
+        super().compile(optimizer=optimizer, **kwargs)
+
+    def compile_from_config(self, config):
+        """Recompiles a loaded `.keras` model with its saved optimizer (state loads after)."""
+        self.compile(**keras.saving.deserialize_keras_object(config))
+        if self.built:
+            self.optimizer.build(self.trainable_variables)
+
+    def _schedule_optimizer(self, ds, epochs, steps_per_epoch):
+        """Before the first fit of an "auto" compile: the schedule over this fit's steps."""
+        from albert_tf.engine.optimization import create_optimizer
+        auto = self._auto_optimizer
+        if not self.compiled:
+            self.compile()
+            auto = self._auto_optimizer
+        if auto is None or int(self.optimizer.iterations.numpy()) > 0:
+            return
+        steps = data.num_steps(ds, epochs, steps_per_epoch)
+        if steps is None:
+            raise ValueError("fit: the dataset's length is unknown, so the default learning-rate "
+                             "schedule cannot be built; pass steps_per_epoch, or compile with "
+                             "an optimizer")
+        optimizer = create_optimizer(auto.init_lr, max(steps, 1),
+                                     int(auto.warmup_proportion * steps))
+        super().compile(optimizer=optimizer, **auto.compile_kwargs)
+        self._auto_optimizer = auto
+
+    # ----- raw-string fit / evaluate / predict
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, sample_weight=None,
+            validation_data=None, shuffle=True, steps_per_epoch=None, **kwargs):
+        """keras fit on raw strings (or features): x is mapped through the preprocessor in a
+        tf.data pipeline; uncompiled, it compiles with the defaults first."""
+        ds = data.make_dataset(self.preprocessor, x, y, sample_weight, batch_size, shuffle)
+        if validation_data is not None:
+            validation_data = self._eval_data(validation_data, batch_size)
+        self._schedule_optimizer(ds, epochs, steps_per_epoch)
+        return super().fit(ds, epochs=epochs, validation_data=validation_data, shuffle=False,
+                           steps_per_epoch=steps_per_epoch, **kwargs)
+
+    def _eval_data(self, validation_data, batch_size):
+        if isinstance(validation_data, tf.data.Dataset):
+            return data.make_dataset(self.preprocessor, validation_data, batch_size=batch_size)
+        vx, vy, vw = keras.utils.unpack_x_y_sample_weight(tuple(validation_data))
+        return data.make_dataset(self.preprocessor, vx, vy, vw, batch_size)
+
+    def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None, **kwargs):
+        """keras evaluate on raw strings (or features)."""
+        if not self.compiled:
+            self.compile()
+        ds = data.make_dataset(self.preprocessor, x, y, sample_weight, batch_size)
+        return super().evaluate(ds, **kwargs)
+
+    def predict(self, x, batch_size=None, **kwargs):
+        """keras predict on raw strings (or features): the model's output dict of NumPy arrays,
+        plus what the task reads from them (see `_postprocess`)."""
+        ds = data.make_dataset(self.preprocessor, x, batch_size=batch_size)
+        return self._postprocess(x, super().predict(ds, **kwargs))
+
+    def _postprocess(self, x, outputs):
+        return outputs
+
+    # ----- export and loading
+
+    def text_input_signature(self):
+        """The raw-text serving signature; per task."""
+        return [tf.TensorSpec([None], tf.string, name="text")]
+
+    def export(self, filepath, format="tf_saved_model", verbose=None, input_signature=None,
+               raw_text=True, **kwargs):
+        """SavedModel whose `serve` takes raw strings (raw_text, the default; tokenized in the
+        graph) or feature dicts (raw_text=False)."""
+        if input_signature is None and raw_text:
+            self._require_preprocessor()
+            input_signature = self.text_input_signature()
+        return super().export(filepath, format=format, verbose=verbose,
+                              input_signature=input_signature, **kwargs)
+
+    @classmethod
+    def from_pretrained(cls, path, *, spm_model_file=None, albert_config_file=None,
+                        do_lower_case=True, preprocessor_args=None, **model_args):
+        """A task model with its preprocessor from a Google release folder (albert_config.json,
+        model.ckpt-best, 30k-clean.model), a run's output_dir (its checkpoint; pass
+        albert_config_file / spm_model_file where it has none), or a `.keras` file."""
+        from albert_tf.engine.init_checkpoint import init_from_checkpoint
+        from albert_tf.formats.tf1 import resolve_checkpoint_path
+        path = os.fspath(path)
+        if path.endswith(".keras"):
+            return cls._load_keras(path)
+        if not os.path.isdir(path):
+            raise InputError(f"from_pretrained: {path} is not a folder or a .keras file")
+        config = _find_config(path, albert_config_file)
+        spm = _find_spm(path, spm_model_file)
+        split = {k: model_args.pop(k) for k in cls.preprocessor_args if k in model_args}
+        preprocessor = cls.preprocessor_class(spm, do_lower_case=do_lower_case, **split,
+                                              **(preprocessor_args or {}))
+        model = cls(config, preprocessor=preprocessor, **model_args)
+        best = os.path.join(path, "model.ckpt-best")
+        try:
+            ckpt = best if os.path.isfile(best + ".index") else resolve_checkpoint_path(path)
+        except FileNotFoundError as e:
+            raise InputError(f"from_pretrained: {e}") from None
+        init_from_checkpoint(model, ckpt)
+        return model
+
+    @classmethod
+    def _load_keras(cls, path):
+        if not os.path.isfile(path):
+            raise InputError(f"from_pretrained: no such file {path}")
+        model = keras.saving.load_model(path)
+        if not isinstance(model, cls):
+            raise InputError(f"{path} holds a {type(model).__name__}, not a {cls.__name__}")
+        return model
