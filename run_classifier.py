@@ -6,7 +6,6 @@ from albert_tf.engine.flags import define_finetuning_flags, options_from_flags
 FLAGS = flags.FLAGS
 flags.DEFINE_string("data_dir", None, "Folder holding the GLUE task folders (CoLA/, MNLI/, ...).")
 flags.DEFINE_string("task_name", None, "GLUE task: cola, sst-2, mrpc, sts-b, qqp, mnli, qnli, rte, wnli.")
-flags.DEFINE_string("export_dir", None, "Write a SavedModel that takes raw text here.")
 flags.DEFINE_float("dropout_prob", 0.1, "Dropout on the pooled output before the classifier.")
 define_finetuning_flags()
 

@@ -43,6 +43,7 @@ _EXPORTS = {
     "AdamWeightDecay": "albert_tf.engine.optimization",
     "LAMB": "albert_tf.engine.optimization",
     "get_strategy": "albert_tf.engine.distribute",
+    "load_saved_model": "albert_tf.tasks.serving",
 }
 
 
