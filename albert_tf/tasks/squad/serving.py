@@ -128,7 +128,8 @@ def best_spans(score, s_pos, e_pos, ex, start, length, off, maxctx, p_starts, p_
     chosen = tf.math.unsorted_segment_min(tf.where(hit, order, big), c_ex, n_examples)
     found = chosen < big
     chosen = tf.minimum(chosen, tf.maximum(big - 1, 0))
-    pick = lambda x: tf.gather(tf.concat([flat(x), tf.zeros([1], x.dtype)], 0), chosen)
+    pick = lambda x: tf.where(found, tf.gather(tf.concat([flat(x), tf.zeros([1], x.dtype)], 0),
+                                               chosen), 0)
     return found, tf.where(found, best, 0.0), pick(s_char), pick(e_char)
 
 

@@ -40,7 +40,8 @@ def test_piece_offsets_equal_the_python_alignment(fixtures_dir, data_dir):
 
 
 def _squad_file(data_dir, tmp_path, v2):
-    """v1.1: the sample plus a paragraph of TRICKY text; v2.0: two paragraphs of the sample."""
+    """v1.1: the sample plus a paragraph of TRICKY text; v2.0: two paragraphs of the sample;
+    both: blank contexts (no window)."""
     if v2:
         data = json.loads((data_dir / "squad" / "v2.0" / "small.json").read_text())
         data["data"] = [dict(data["data"][0], paragraphs=data["data"][0]["paragraphs"][:2])]
@@ -50,6 +51,9 @@ def _squad_file(data_dir, tmp_path, v2):
         data["data"].append({"title": "tricky", "paragraphs": [{"context": context, "qas": [
             {"id": "t1", "question": "Where is the café, 1998?", "answers": []},
             {"id": "t2", "question": "☃ ☃?", "answers": []}]}]})
+    data["data"].append({"title": "blank", "paragraphs": [  # no window: no answer
+        {"context": c, "qas": [{"id": f"b{i}", "question": "what?", "answers": [],
+                                 "is_impossible": True}]} for i, c in enumerate(["", " \n "])]})
     path = tmp_path / "squad.json"
     path.write_text(json.dumps(data))
     return path
@@ -79,7 +83,11 @@ def test_squad_saved_model_equals_python_path(v2, fixtures_dir, data_dir, tmp_pa
     want = [nbest[e.qas_id][0][names[0]] + nbest[e.qas_id][0][names[1]] for e in examples]
     np.testing.assert_allclose(got["score"].numpy(), want, rtol=1e-5, atol=1e-5)
     for e, text, s, end in zip(examples, texts, got["start_char"].numpy(), got["end_char"].numpy()):
-        assert e.paragraph_text[s:end] == text and s >= 0
+        if s < 0:  # no valid span: the Python path's "empty" (v1.1) or "" (v2.0)
+            assert text == ("" if v2 else "empty") and end == -1
+        else:
+            assert e.paragraph_text[s:end] == text
+    assert texts[-2:] == ["" if v2 else "empty"] * 2  # the blank contexts
     if v2:
         np.testing.assert_allclose(got["null_score"].numpy(),
                                    [null_odds[e.qas_id] for e in examples], atol=1e-5)
