@@ -59,11 +59,13 @@ class PieceOffsets(tf.Module):
         sp = spm.SentencePieceProcessor(model_proto=tokenizer.model_proto)
         pieces = [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
         self.unk_id = sp.unk_id()
-        self._counts = tf.constant([len(p.replace(SPIECE_UNDERLINE, "")) for p in pieces], tf.int64)
-        known = sorted({c for i, p in enumerate(pieces) if not (sp.is_control(i) or sp.is_unknown(i))
-                        for c in p.replace(SPIECE_UNDERLINE, "")} or {" "})
-        self._known = tf.lookup.StaticHashTable(
-            tf.lookup.KeyValueTensorInitializer(tf.constant(known), tf.ones([len(known)], tf.int64)), 0)
+        text = [p.replace(SPIECE_UNDERLINE, "") for p in pieces]
+        self._counts = tf.constant([len(t) for t in text], tf.int64)
+        # characters some piece holds; SentencePiece makes a run of any others one unknown piece
+        known = sorted({c for i, t in enumerate(text) if not (sp.is_control(i) or sp.is_unknown(i))
+                        for c in t} or {" "})
+        self._known = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
+            tf.constant(known), tf.ones([len(known)], tf.int64)), 0)
         self._ws = _ws_class()
 
     def __call__(self, strings):
@@ -78,20 +80,21 @@ class PieceOffsets(tf.Module):
         chars = tf.strings.unicode_split(strings, "UTF-8")  # [B, (n)]
         c_row, c_start, n_chars = _rows(chars)
         is_ws = tf.strings.regex_full_match(chars.flat_values, self._ws)
-        done = tf.where(is_ws, tf.fill(tf.shape(is_ws), ""), self.tokenizer.normalize(chars.flat_values))
+        done = tf.where(is_ws, tf.fill(tf.shape(is_ws), ""),
+                        self.tokenizer.normalize(chars.flat_values))
         # a character preprocessing drops (combining mark) belongs to the one before it
         stopper = tf.logical_or(is_ws, tf.strings.length(done) > 0)
         flat_pos = tf.range(tf.size(is_ws, tf.int64))
         sentinels = c_start + n_chars
         stops = tf.sort(tf.concat([tf.boolean_mask(flat_pos, stopper), sentinels], 0))
-        char_end = tf.gather(stops, tf.searchsorted(stops, flat_pos, side="right", out_type=tf.int64)) - tf.gather(c_start, c_row)
+        next_stop = tf.searchsorted(stops, flat_pos, side="right", out_type=tf.int64)
+        char_end = tf.gather(stops, next_stop) - tf.gather(c_start, c_row)  # exclusive, in row
         # the non-space preprocessed characters, each with its original character
         pre = tf.strings.unicode_split(done, "UTF-8")  # [chars, (pre)]
         keep = tf.not_equal(pre.flat_values, " ")
         owner = tf.boolean_mask(tf.gather(flat_pos, pre.value_rowids()), keep)  # flat char index
         pre_chars = tf.boolean_mask(pre.flat_values, keep)
         p_row = tf.gather(c_row, owner)
-        # space before each kept character (an unknown run ends at a space or a known char)
         prev_owner = tf.concat([[-1], owner[:-1]], 0)
         within = tf.concat([[False], tf.equal(p_row[1:], p_row[:-1])], 0)
         # spaces before: whitespace characters, or a character NFKD turns into a space
