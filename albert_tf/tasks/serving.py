@@ -13,8 +13,8 @@ TensorFlow Text's SentencePiece ops, which TensorFlow itself does not register. 
 
     import tensorflow_text  # registers the SentencePiece ops; import it before loading
     import tensorflow as tf
-    model = tf.saved_model.load("{name}")
-    outputs = model.signatures["serving_default"]({inputs})
+    model = tf.saved_model.load("{name}")  # this folder
+    outputs = model.signatures["serving_default"]({example})
 
 or with `albert_tf.load_saved_model("{name}")`, which imports tensorflow_text first.
 Without it `tf.saved_model.load` fails with "Op type not registered".
@@ -46,6 +46,15 @@ def graph_tokenizer(spm_model_file, do_lower_case=True):
     return GraphTokenizer(os.fspath(spm_model_file), do_lower_case=do_lower_case)
 
 
+def _example_call(signature) -> str:
+    """`name=tf.constant(...)` for each string input of a concrete function, for the README."""
+    args = []
+    for spec in signature.structured_input_signature[0]:
+        value = '["..."]' if spec.shape.rank == 1 else '[["...", "...", "...", "..."]]'
+        args.append(f"{spec.name}=tf.constant({value})")
+    return ", ".join(args)
+
+
 def save_module(module, signature, export_dir, what, inputs, outputs) -> str:
     """Saves `module` with `signature` as serving_default into export_dir, atomically: written
     to a temporary folder beside it (with a README.md on how to load it), then renamed."""
@@ -57,7 +66,8 @@ def save_module(module, signature, export_dir, what, inputs, outputs) -> str:
         tf.saved_model.save(module, tmp, signatures={"serving_default": signature})
         with open(os.path.join(tmp, "README.md"), "w", encoding="utf-8") as f:
             f.write(README.format(what=what, name=os.path.basename(export_dir),
-                                  inputs=inputs, outputs=outputs))
+                                  example=_example_call(signature), inputs=inputs,
+                                  outputs=outputs))
         if os.path.exists(export_dir):
             shutil.rmtree(export_dir)
         os.replace(tmp, export_dir)

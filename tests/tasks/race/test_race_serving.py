@@ -33,7 +33,8 @@ def test_race_saved_model_equals_python_path(fixtures_dir, data_dir, tmp_path):
     want = model(feats, training=False)["probabilities"].numpy()
 
     path = export_race(model, task, tmp_path / "export")
-    assert "import tensorflow_text" in (tmp_path / "export" / "README.md").read_text()
+    readme = (tmp_path / "export" / "README.md").read_text()
+    assert "import tensorflow_text" in readme and "options=tf.constant([[" in readme
     serve = load_saved_model(path).signatures["serving_default"]
     got = serve(article=tf.constant([e.article for e in examples]),
                 question=tf.constant([e.question for e in examples]),

@@ -11,7 +11,8 @@ import tensorflow as tf
 from albert_tf import AlbertConfig, load_original_checkpoint, load_saved_model
 from albert_tf.tasks.squad.alignment import tokenize_paragraph
 from albert_tf.tasks.squad.graph_offsets import PieceOffsets
-from albert_tf.tasks.squad.serving import export_squad
+from albert_tf.tasks.squad.features import doc_spans, is_max_context
+from albert_tf.tasks.squad.serving import export_squad, max_context, window_spans
 from albert_tf.tasks.squad.task import SquadSettings, SquadTask, squad_model_fn
 from albert_tf.text.graph_tokenizer import GraphTokenizer
 from albert_tf.text.tokenization import FullTokenizer
@@ -37,6 +38,27 @@ def test_piece_offsets_equal_the_python_alignment(fixtures_dir, data_dir):
         assert ids[i].numpy().tolist() == list(para.ids), text
         assert starts[i].numpy().tolist() == list(para.starts), text
         assert ends[i].numpy().tolist() == list(para.ends), text
+
+
+def test_windows_and_max_context_equal_features_py():
+    """window_spans / max_context against doc_spans / is_max_context, over lengths around the
+    window size, several question lengths and strides, in one batch."""
+    cases = [(n, q) for n in (0, 1, 44, 45, 46, 100, 343) for q in (0, 3, 16)]
+    n = tf.constant([c[0] for c in cases], tf.int64)
+    qlen = tf.constant([c[1] for c in cases], tf.int64)
+    for stride in (5, 16, 45):
+        ex, start, length, count = window_spans(n, qlen, 64, stride)
+        ctx = max_context(ex, start, length, count, 64).numpy()
+        got, w = [], 0
+        for i, (size, q) in enumerate(cases):
+            want = doc_spans(size, 64 - q - 3, stride)
+            spans = [(int(s), int(l)) for e, s, l in zip(ex.numpy(), start.numpy(), length.numpy())
+                     if e == i]
+            assert spans == want, (size, q, stride)
+            for j, (s, l) in enumerate(want):
+                assert ctx[w + j, :l].tolist() == [is_max_context(want, j, s + k) for k in range(l)]
+            w += len(want)
+        assert w == ctx.shape[0]
 
 
 def _squad_file(data_dir, tmp_path, v2):
