@@ -23,6 +23,9 @@ Inputs: {inputs}
 Outputs: {outputs}
 """
 
+NEEDS_SPM = ("--export_dir needs --spm_model_file: the exported model tokenizes raw text in the "
+             "graph with SentencePiece")
+
 
 def check_export_flags(FLAGS):
     """--export_dir: a writable folder, and --spm_model_file (the in-graph tokenizer is
@@ -33,15 +36,13 @@ def check_export_flags(FLAGS):
         return
     v.check_output_dir("export_dir", FLAGS.export_dir)
     if not FLAGS.spm_model_file:
-        raise InputError("--export_dir needs --spm_model_file: the exported model tokenizes "
-                         "raw text in the graph with SentencePiece")
+        raise InputError(NEEDS_SPM)
 
 
 def graph_tokenizer(spm_model_file, do_lower_case=True):
     """The in-graph tokenizer of the run's SentencePiece model (the Python path's ids)."""
     if not spm_model_file:
-        raise ValueError("--export_dir needs --spm_model_file: the exported model tokenizes "
-                         "raw text in the graph with SentencePiece")
+        raise ValueError(NEEDS_SPM)
     from albert_tf.text.graph_tokenizer import GraphTokenizer
     return GraphTokenizer(os.fspath(spm_model_file), do_lower_case=do_lower_case)
 
@@ -68,9 +69,11 @@ def save_module(module, signature, export_dir, what, inputs, outputs) -> str:
             f.write(README.format(what=what, name=os.path.basename(export_dir),
                                   example=_example_call(signature), inputs=inputs,
                                   outputs=outputs))
-        if os.path.exists(export_dir):
-            shutil.rmtree(export_dir)
+        old = f"{export_dir}.old-{os.getpid()}"
+        if os.path.exists(export_dir):  # a previous export: moved aside, dropped once replaced
+            os.replace(export_dir, old)
         os.replace(tmp, export_dir)
+        shutil.rmtree(old, ignore_errors=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return export_dir
@@ -78,7 +81,11 @@ def save_module(module, signature, export_dir, what, inputs, outputs) -> str:
 
 def load_saved_model(path):
     """tf.saved_model.load of an albert_tf raw-text export, tf-text's ops registered first."""
-    import tensorflow_text  # noqa: F401  registers the SentencePiece ops the graph uses
+    try:
+        import tensorflow_text  # noqa: F401  registers the SentencePiece ops the graph uses
+    except ImportError as e:
+        raise ImportError("albert_tf.load_saved_model needs tensorflow_text (pip install "
+                          "tensorflow-text): the SavedModel tokenizes with its ops") from e
     import tensorflow as tf
     return tf.saved_model.load(os.fspath(path))
 
