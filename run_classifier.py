@@ -9,7 +9,6 @@ flags.DEFINE_string("data_dir", None, "Folder holding the GLUE task folders (CoL
                     "or, for --task_name=custom, train/dev/test.{csv,tsv,jsonl}.")
 flags.DEFINE_string("task_name", None, "GLUE task: cola, sst-2, mrpc, sts-b, qqp, mnli, qnli, rte, "
                     "wnli; or custom (your own files).")
-flags.DEFINE_string("export_dir", None, "Write a SavedModel that takes raw text here.")
 flags.DEFINE_float("dropout_prob", 0.1, "Dropout on the pooled output before the classifier.")
 flags.DEFINE_string("train_file", None, "custom: the train file (default: data_dir/train.<ext>).")
 flags.DEFINE_string("dev_file", None, "custom: the dev file (default: data_dir/dev.<ext>).")

@@ -28,8 +28,11 @@ def main(argv):
     task = RaceTask(FLAGS.data_dir, encoder, FLAGS.max_seq_length, FLAGS.cached_dir or FLAGS.output_dir,
                     FLAGS.max_qa_length, FLAGS.high_only, FLAGS.middle_only)
     preload_race(task, FLAGS)
+    from albert_tf.tasks.race.serving import export_race
+    from albert_tf.tasks.serving import exporter
     run_finetuning(task, race_model_fn(config, FLAGS.dropout_prob), opts, strategy,
-                   do_train=FLAGS.do_train, do_eval=FLAGS.do_eval, do_predict=FLAGS.do_predict)
+                   do_train=FLAGS.do_train, do_eval=FLAGS.do_eval, do_predict=FLAGS.do_predict,
+                   export_fn=exporter(export_race, task, FLAGS.export_dir))
 
 
 if __name__ == "__main__":

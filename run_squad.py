@@ -53,8 +53,11 @@ def main(argv):
     FLAGS.train_step = FLAGS.train_step or 1
     FLAGS.warmup_step = FLAGS.warmup_step or 0
     opts = options_from_flags(FLAGS)
+    from albert_tf.tasks.serving import exporter
+    from albert_tf.tasks.squad.serving import export_squad
     run_finetuning(task, squad_model_fn(config, settings, FLAGS.dropout_prob), opts, strategy,
-                   do_train=FLAGS.do_train, do_eval=FLAGS.do_eval, do_predict=FLAGS.do_predict)
+                   do_train=FLAGS.do_train, do_eval=FLAGS.do_eval, do_predict=FLAGS.do_predict,
+                   export_fn=exporter(export_squad, task, FLAGS.export_dir))
 
 
 if __name__ == "__main__":

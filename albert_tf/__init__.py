@@ -57,6 +57,7 @@ _EXPORTS = {
     "load_pretrained": "albert_tf.representations",
     "extract_representations": "albert_tf.representations",
     "fill_mask": "albert_tf.representations",
+    "load_saved_model": "albert_tf.tasks.serving",
 }
 
 

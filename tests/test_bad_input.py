@@ -58,6 +58,8 @@ def files(tmp_path_factory, fixtures_dir, data_dir):
     f["bad_tfrecord"].write_bytes(os.urandom(256))
     f["empty"] = d / "empty.txt"
     f["empty"].write_text("")
+    f["wordpiece_vocab"] = d / "vocab.txt"
+    f["wordpiece_vocab"].write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\n")
     f["blank"] = d / "blank.txt"
     f["blank"].write_text("\n  \n\n")
     f["latin1"] = d / "latin1.txt"
@@ -176,6 +178,9 @@ def classifier_cases(f):
          "--train_file: " + str(f["own_txt"]) + " has the unknown extension '.txt'"),
         ("custom_no_files", {**own, "data_dir": None}, "give --train_file or --data_dir"),
         ("custom_flag_for_glue", {"text_a_column": "review"}, "--text_a_column: only for --task_name=custom"),
+        ("export_without_spm", {"spm_model_file": None, "vocab_file": f["wordpiece_vocab"],
+                                "export_dir": d / "export"}, "--export_dir needs --spm_model_file"),
+        ("export_dir_is_file", {"export_dir": f["a_file"]}, "--export_dir: "),
     ], base
 
 
@@ -197,6 +202,7 @@ def squad_cases(f):
         ("no_spm", {"spm_model_file": None}, "--spm_model_file is required"),
         ("seq_exceeds_positions", {"max_seq_length": 384}, "max_position_embeddings"),
         ("empty_json", {"train_file": f["empty"]}, "is empty"),
+        ("export_dir_is_file", {"export_dir": f["a_file"]}, "--export_dir: "),
     ], base
 
 
@@ -213,6 +219,8 @@ def race_cases(f):
         ("truncated_passage", {"data_dir": f["race_truncated"]}, "invalid JSON"),
         ("high_and_middle_only", {"high_only": True, "middle_only": True}, "--high_only"),
         ("zero_eval_batch", {"eval_batch_size": 0}, "--eval_batch_size=0"),
+        ("export_without_spm", {"spm_model_file": None, "vocab_file": f["wordpiece_vocab"],
+                                "export_dir": f["d"] / "export"}, "--export_dir needs --spm_model_file"),
     ], base
 
 

@@ -152,11 +152,13 @@ class GraphTokenizer(tf.Module):
         if self.remove_space:
             s = tf.strings.regex_replace(s, self._ws_re, " ")
             s = tf.strings.regex_replace(s, "^ | $", "")
-        s = self._nfkd(s)
-        s = tf.strings.regex_replace(s, self._comb_re, "")
-        if self.do_lower_case:
-            s = self._lower(s)
-        return s
+        return self.normalize(s)
+
+    def normalize(self, s):
+        """preprocess_text's per-character steps (NFKD, drop combining marks, lower), without
+        the whitespace collapse: applied to single characters it says what each one becomes."""
+        s = tf.strings.regex_replace(self._nfkd(s), self._comb_re, "")
+        return self._lower(s) if self.do_lower_case else s
 
     def _nfkd(self, s):
         """NFKD; per character with Python's result for the strings where TF's ICU differs."""

@@ -1,11 +1,10 @@
 """SavedModel export whose serving signature takes raw text: tokenized in the graph
-(GraphTokenizer), packed, classified. Loadable with plain `tf.saved_model.load`."""
+(GraphTokenizer), packed, classified. Load it with `albert_tf.load_saved_model`."""
 from __future__ import annotations
 
-import os
-import shutil
-
 import tensorflow as tf
+
+from albert_tf.tasks import serving
 
 
 class TextClassifierModule(tf.Module):
@@ -31,25 +30,16 @@ class TextClassifierModule(tf.Module):
 
 
 def export_text_classifier(model, task, export_dir) -> str:
-    """Export a GLUE classifier with a raw-text `serving_default` signature (text_a[, text_b]).
-
-    Written to a temporary folder beside export_dir and renamed into place when complete."""
-    from albert_tf.text.graph_tokenizer import GraphTokenizer
+    """Export a GLUE classifier with a raw-text `serving_default` signature (text_a[, text_b])."""
     encoder = task.encoder
-    if not encoder.spm_model_file:
-        raise ValueError("--export_dir needs --spm_model_file: the in-graph tokenizer is SentencePiece")
-    tokenizer = GraphTokenizer(encoder.spm_model_file, do_lower_case=encoder.do_lower_case)
+    tokenizer = serving.graph_tokenizer(encoder.spm_model_file, encoder.do_lower_case)
     pair = task.processor.has_text_b()
     module = TextClassifierModule(model, tokenizer, task.max_seq_length,
                                   task.processor.get_labels(), task.is_regression, pair)
-    export_dir = os.path.abspath(os.fspath(export_dir))
-    tmp = f"{export_dir}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        tf.saved_model.save(module, tmp, signatures={"serving_default": module.serve.get_concrete_function()})
-        if os.path.exists(export_dir):
-            shutil.rmtree(export_dir)
-        os.replace(tmp, export_dir)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return export_dir
+    outputs = ("`predictions` [batch] float" if task.is_regression else
+               "`probabilities` [batch, labels] float, `predictions` [batch] int32 label index, "
+               "`labels` [batch] label name")
+    return serving.save_module(module, module.serve.get_concrete_function(), export_dir,
+                               f"GLUE {task.task}",
+                               "`text_a`, `text_b` [batch] strings" if pair else
+                               "`text_a` [batch] strings", outputs)

@@ -163,10 +163,9 @@ def run_glue(config, task: GlueTask, opts: finetuning.FineTuningOptions, strateg
              do_train=False, do_eval=False, do_predict=False, dropout_prob=0.1,
              export_dir=None) -> dict:
     """Google's run_classifier flow on the shared runner, plus a raw-text SavedModel export."""
-    export_fn = None
-    if export_dir:
-        from albert_tf.tasks.glue.serving import export_text_classifier
-        export_fn = lambda model: export_text_classifier(model, task, export_dir)
+    from albert_tf.tasks.serving import exporter
+    from albert_tf.tasks.glue.serving import export_text_classifier
+    export_fn = exporter(export_text_classifier, task, export_dir)
     return finetuning.run_finetuning(task, classifier_model_fn(config, task, dropout_prob), opts,
                                      strategy, do_train=do_train, do_eval=do_eval,
                                      do_predict=do_predict, export_fn=export_fn)

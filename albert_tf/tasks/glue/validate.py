@@ -5,6 +5,7 @@ import os
 
 from albert_tf.engine import validation as v
 from albert_tf.errors import InputError
+from albert_tf.tasks.serving import check_export_flags
 
 GLUE_TASKS = ("cola", "sst-2", "mrpc", "sts-b", "qqp", "mnli", "qnli", "rte", "wnli")
 CUSTOM_ONLY = ("train_file", "dev_file", "test_file", "text_a_column", "text_b_column",
@@ -25,8 +26,7 @@ def validate_classifier(FLAGS):
         v.check_dir("data_dir", FLAGS.data_dir, "GLUE data folder")
     v.check_dropout(FLAGS)
     config = v.validate_finetuning(FLAGS)
-    if FLAGS.export_dir:
-        v.check_output_dir("export_dir", FLAGS.export_dir)
+    check_export_flags(FLAGS)
     return config
 
 

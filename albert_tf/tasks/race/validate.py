@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from albert_tf.engine import validation as v
 from albert_tf.errors import InputError
+from albert_tf.tasks.serving import check_export_flags
 
 def validate_race(FLAGS):
     """run_race.py's flags."""
@@ -17,7 +18,9 @@ def validate_race(FLAGS):
                          f"--max_seq_length={FLAGS.max_seq_length} (3 special pieces and one "
                          f"article piece); use at most {max(limit, 1)}")
     v.check_dropout(FLAGS)
-    return v.validate_finetuning(FLAGS)
+    config = v.validate_finetuning(FLAGS)
+    check_export_flags(FLAGS)
+    return config
 
 
 def preload_race(task, FLAGS):

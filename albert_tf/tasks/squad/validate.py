@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from albert_tf.engine import validation as v
 from albert_tf.errors import InputError
+from albert_tf.tasks.serving import check_export_flags
 
 def validate_squad(FLAGS):
     """run_squad.py's flags, including every length that must fit max_seq_length."""
@@ -27,7 +28,9 @@ def validate_squad(FLAGS):
     v.check_positive_float(FLAGS, "num_train_epochs")
     v.check_fraction(FLAGS, "warmup_proportion")
     v.check_dropout(FLAGS)
-    return v.validate_finetuning(FLAGS, train_step_required=False)
+    config = v.validate_finetuning(FLAGS, train_step_required=False)
+    check_export_flags(FLAGS)
+    return config
 
 
 def preload_squad(FLAGS):

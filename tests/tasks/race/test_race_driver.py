@@ -1,5 +1,6 @@
-"""RACE on the engine: run_race.py end to end on the real samples, and a synthetic
-multiple-choice task that learns clearly above chance (25%)."""
+"""RACE on the engine: run_race.py end to end on the real samples (its --export_dir SavedModel
+loaded in a fresh process), and a synthetic multiple-choice task that learns clearly above
+chance (25%)."""
 import json
 import os
 import pathlib
@@ -36,7 +37,7 @@ def test_run_race_end_to_end(fixtures_dir, data_dir, tmp_path):
            f"--spm_model_file={fixtures_dir / 'spm.model'}", f"--output_dir={out}",
            "--max_seq_length=64", "--max_qa_length=16", "--train_batch_size=4", "--eval_batch_size=4",
            "--predict_batch_size=4", "--train_step=4", "--warmup_step=1", "--save_checkpoints_steps=2",
-           "--do_predict", "--learning_rate=1e-4"]
+           "--do_predict", "--learning_rate=1e-4", f"--export_dir={tmp_path / 'export'}"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
     text = (out / "eval_results.txt").read_text()
@@ -51,6 +52,34 @@ def test_run_race_end_to_end(fixtures_dir, data_dir, tmp_path):
         assert fields[3] in "ABCD" and abs(sum(map(float, fields[4:])) - 1) < 1e-4
     assert "accuracy = " in (out / "predict_results.txt").read_text()
     assert (out / "model.ckpt-best.index").exists()
+    check_fresh_process_load(tmp_path / "export")
+
+
+LOAD_IN_FRESH_PROCESS = """
+import sys
+import tensorflow as tf
+try:
+    tf.saved_model.load(sys.argv[1])
+    print("plain load: ok")
+except Exception as e:  # tf-text's ops are not registered yet
+    print("plain load: fails,", "Op type not registered" in str(e))
+import albert_tf
+serve = albert_tf.load_saved_model(sys.argv[1]).signatures["serving_default"]
+out = serve(article=tf.constant(["the cat sat"]), question=tf.constant(["who sat?"]),
+            options=tf.constant([["the cat", "a dog", "no one", "_"]]))
+print("helper load:", out["probabilities"].shape, out["letter"].numpy()[0].decode())
+"""
+
+
+def check_fresh_process_load(path):
+    """What a user without tensorflow_text imported sees: plain tf.saved_model.load fails with
+    TensorFlow's "Op type not registered" (the README says why); the helper works."""
+    r = subprocess.run([sys.executable, "-c", LOAD_IN_FRESH_PROCESS, str(path)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "plain load: fails, True" in r.stdout, r.stdout  # as README.md and the docs say
+    assert "helper load: (1, 4) " in r.stdout, r.stdout
+    return r.stdout
 
 
 def write_synthetic_race(root, split, n, seed):

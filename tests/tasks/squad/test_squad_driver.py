@@ -29,6 +29,8 @@ def test_run_squad_end_to_end(version, fixtures_dir, data_dir, tmp_path):
            "--warmup_step=1", "--save_checkpoints_steps=2", "--do_train", "--do_eval", "--do_predict"]
     if version == "v2.0":
         cmd.append("--version_2_with_negative")
+    else:  # the export of both versions is tested in test_squad_serving.py; here the flag
+        cmd.append(f"--export_dir={tmp_path / 'export'}")
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
     preds = json.loads((out / "predictions.json").read_text())
@@ -40,6 +42,20 @@ def test_run_squad_end_to_end(version, fixtures_dir, data_dir, tmp_path):
     assert "f1 = " in results
     if version == "v2.0":
         assert (out / "null_odds.json").exists() and "HasAns_f1" in results
+    if version == "v1.1":
+        check_export(out, tmp_path / "export", examples)
+
+
+def check_export(out, export, examples):
+    """The driver's SavedModel gives the top answer of its nbest_predictions.json."""
+    from albert_tf import load_saved_model
+    import tensorflow as tf
+    nbest = json.loads((out / "nbest_predictions.json").read_text())
+    qas = [(q, p["context"]) for a in examples["data"] for p in a["paragraphs"] for q in p["qas"]][:6]
+    serve = load_saved_model(export).signatures["serving_default"]
+    got = serve(question=tf.constant([q["question"] for q, _ in qas]),
+                context=tf.constant([c for _, c in qas]))
+    assert [t.decode() for t in got["answer_text"].numpy()] == [nbest[q["id"]][0]["text"] for q, _ in qas]
 
 
 def make_span_task(path, n, seed):
