@@ -116,8 +116,9 @@ def timed(name, fn, repeats):
 
 def load_baseline(ref: str):
     """GraphTokenizer of albert_tf/text/graph_tokenizer.py as it is at git ref."""
-    src = subprocess.run(["git", "-C", str(ROOT), "show", f"{ref}:albert_tf/text/graph_tokenizer.py"],
-                         capture_output=True, text=True, check=True).stdout
+    src = subprocess.run(
+        ["git", "-C", str(ROOT), "show", f"{ref}:albert_tf/text/graph_tokenizer.py"],
+        capture_output=True, text=True, check=True).stdout
     path = pathlib.Path(tempfile.mkdtemp()) / "baseline_graph_tokenizer.py"
     path.write_text(src, encoding="utf-8")
     spec = importlib.util.spec_from_file_location("baseline_graph_tokenizer", path)

@@ -1,10 +1,11 @@
 """ALBERT's tokenization inside the TensorFlow graph (SavedModel, tf.data, serving).
 
-`GraphTokenizer` runs Google's `preprocess_text` with TF ops and then tf-text's
-SentencePiece (FastSentencepieceTokenizer, whose Viterbi tie-breaking matches sentencepiece
-0.2), and applies Google's comma-digit fix-up as a ragged gather through a table
-precomputed from the vocabulary. It gives the ids `FullTokenizer` gives (the Python path is
-the reference); docs/tokenization.md lists the few inputs where it cannot.
+`GraphTokenizer` runs Google's `preprocess_text` with TF ops (ASCII strings skip the Unicode
+steps, identities on them) and then tf-text's SentencePiece (FastSentencepieceTokenizer, whose
+Viterbi tie-breaking matches sentencepiece 0.2), and applies Google's comma-digit fix-up as a
+ragged gather through a table precomputed from the vocabulary. It gives the ids
+`FullTokenizer` gives (the Python path is the reference); docs/tokenization.md lists the few
+inputs where it cannot.
 """
 from __future__ import annotations
 
