@@ -1,12 +1,19 @@
 """Pieces/s of ALBERT tokenization: a re-creation of Google's pipeline, the Python path, the graph.
 
 Usage: python bench/bench_tokenization.py [--mb 2] [--batch 1024] [--repeats 3]
+       [--graph_only] [--baseline GIT_REF]
 Text is corpus.txt repeated to --mb megabytes; every path runs preprocess_text(lower=True)
-then tokenization to ids. Prints figures only (best of --repeats).
+then tokenization to ids. Prints figures only (best of --repeats). --baseline times the
+in-graph tokenizer of GIT_REF and this tree's in alternate rounds in one process (their ids
+checked equal first) and prints the ratio: on a shared machine the ratio is the stable figure.
 """
 import argparse
+import importlib.util
 import os
 import pathlib
+import statistics
+import subprocess
+import tempfile
 import time
 import unicodedata
 
@@ -107,6 +114,44 @@ def timed(name, fn, repeats):
     return best
 
 
+def load_baseline(ref: str):
+    """GraphTokenizer of albert_tf/text/graph_tokenizer.py as it is at git ref."""
+    src = subprocess.run(
+        ["git", "-C", str(ROOT), "show", f"{ref}:albert_tf/text/graph_tokenizer.py"],
+        capture_output=True, text=True, check=True).stdout
+    path = pathlib.Path(tempfile.mkdtemp()) / "baseline_graph_tokenizer.py"
+    path.write_text(src, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("baseline_graph_tokenizer", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.GraphTokenizer
+
+
+def compare(args, batches):
+    """Baseline vs this tree's graph tokenizer, alternate rounds; prints bests and the ratio."""
+    import tensorflow as tf
+    from albert_tf.text.graph_tokenizer import GraphTokenizer
+    spec = [tf.TensorSpec([None], tf.string)]
+    fns = {f"graph @ {args.baseline}": load_baseline(args.baseline)(args.model),
+           "graph @ this tree": GraphTokenizer(args.model)}
+    fns = {k: tf.function(g.tokenize, input_signature=spec) for k, g in fns.items()}
+    old, new = fns.values()
+    for b in batches:
+        assert old(b).to_list() == new(b).to_list(), "baseline and this tree's ids differ"
+    rates = {k: [] for k in fns}
+    for _ in range(args.repeats):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            pieces = graph_path(fn, batches)
+            rates[name].append(pieces / (time.perf_counter() - t0))
+    for name, r in rates.items():
+        print(f"{name:<44s} {max(r) / 1e6:6.2f} M pieces/s best, "
+              f"{statistics.median(r) / 1e6:.2f} median  ({pieces} pieces)")
+    old_r, new_r = rates.values()
+    print(f"this tree / baseline: {max(new_r) / max(old_r):.2f}x best to best, "
+          f"{statistics.median(n / o for n, o in zip(new_r, old_r)):.2f}x median of rounds")
+
+
 def main():
     """Parses flags and prints each path's pieces/s."""
     ap = argparse.ArgumentParser(description=__doc__)
@@ -114,6 +159,8 @@ def main():
     ap.add_argument("--batch", type=int, default=1024)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--model", default=str(FIXTURES / "spm.model"))
+    ap.add_argument("--graph_only", action="store_true", help="skip the Python paths")
+    ap.add_argument("--baseline", help="a git ref: A/B its graph tokenizer against this tree's")
     args = ap.parse_args()
 
     import sentencepiece as spm
@@ -121,20 +168,25 @@ def main():
     lines = load_lines(args.mb)
     mb = sum(len(l.encode("utf-8")) + 1 for l in lines) / 1e6
     print(f"{len(lines)} lines, {mb:.2f} MB, model {args.model}, {os.cpu_count()} CPUs")
-    sp = spm.SentencePieceProcessor(model_file=args.model)
-    tok = FullTokenizer(spm_model_file=args.model)
-    google = timed("Google's pipeline (re-creation)", lambda: google_ids(sp, lines), args.repeats)
-    py = timed("Python: tokenize + convert_tokens_to_ids", lambda: python_path(tok, lines),
-               args.repeats)
-    timed("Python: encode", lambda: python_encode(tok, lines), args.repeats)
-    timed(f"Python: encode_batch ({args.batch} lines)",
-          lambda: python_batch(tok, lines, args.batch), args.repeats)
-
     import tensorflow as tf
+    batches = [tf.constant(lines[i:i + args.batch]) for i in range(0, len(lines), args.batch)]
+    if args.baseline:
+        return compare(args, batches)
+    google = None
+    if not args.graph_only:
+        sp = spm.SentencePieceProcessor(model_file=args.model)
+        tok = FullTokenizer(spm_model_file=args.model)
+        google = timed("Google's pipeline (re-creation)", lambda: google_ids(sp, lines),
+                       args.repeats)
+        py = timed("Python: tokenize + convert_tokens_to_ids", lambda: python_path(tok, lines),
+                   args.repeats)
+        timed("Python: encode", lambda: python_encode(tok, lines), args.repeats)
+        timed(f"Python: encode_batch ({args.batch} lines)",
+              lambda: python_batch(tok, lines, args.batch), args.repeats)
+
     from albert_tf.text.graph_tokenizer import GraphTokenizer
     g = GraphTokenizer(args.model)
     fn = tf.function(g.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
-    batches = [tf.constant(lines[i:i + args.batch]) for i in range(0, len(lines), args.batch)]
     fn(batches[0])
     graph = timed(f"graph: batched ({args.batch} lines), with preprocess",
                   lambda: graph_path(fn, batches), args.repeats)
@@ -142,8 +194,9 @@ def main():
           .map(lambda b: g.tokenize(b).flat_values, num_parallel_calls=tf.data.AUTOTUNE))
     graph_ds = timed(f"graph: tf.data batched ({args.batch}), parallel map",
                      lambda: sum(int(x.shape[0]) for x in ds), args.repeats)
-    print(f"ratios vs Google's: Python {py / google:.2f}x, graph {graph / google:.2f}x, "
-          f"graph via tf.data {graph_ds / google:.2f}x")
+    if google:
+        print(f"ratios vs Google's: Python {py / google:.2f}x, graph {graph / google:.2f}x, "
+              f"graph via tf.data {graph_ds / google:.2f}x")
 
 
 if __name__ == "__main__":

@@ -69,6 +69,25 @@ def test_graph_tokenizer_equals_python_on_any_text(texts):
     assert GRAPH_RAW(strings).to_list() == [PY.encode(t) for t in texts]
 
 
+# Mostly ASCII (every ASCII character, whitespace runs, controls), with some other text: the
+# mixes that decide which of preprocess_text's fast paths a string takes.
+ASCII_TEXT = st.lists(st.one_of(st.characters(max_codepoint=0x7F), st.sampled_from(
+    [" ", "  ", "\t", "\x1c", "\x00", "Ab", "1,0"]), st.sampled_from(TRICKY)),
+    max_size=24).map("".join)
+GRAPH_CASED_KEEP_SPACE = GraphTokenizer(MODEL, do_lower_case=False, remove_space=False)
+
+
+@settings(max_examples=40)
+@given(st.lists(ASCII_TEXT, min_size=1, max_size=8))
+def test_graph_preprocess_fast_paths_equal_python_on_mixed_batches(texts):
+    """Clean-ASCII, other-ASCII and non-ASCII strings in one batch: each as Python's."""
+    strings = tf.constant(texts)
+    for graph, space, lower in ((GRAPH, True, True), (GRAPH_CASED_KEEP_SPACE, False, False)):
+        got = [s.decode("utf-8") for s in graph.preprocess_text(strings).numpy()]
+        assert got == [preprocess_text(t, remove_space=space, lower=lower) for t in texts]
+    assert GRAPH(strings).to_list() == [PY.encode(preprocess_text(t, lower=True)) for t in texts]
+
+
 @settings(max_examples=25)
 @given(st.lists(st.binary(max_size=24), min_size=1, max_size=8))
 def test_graph_tokenizer_equals_python_on_any_bytes(raw):

@@ -1,10 +1,11 @@
 """ALBERT's tokenization inside the TensorFlow graph (SavedModel, tf.data, serving).
 
-`GraphTokenizer` runs Google's `preprocess_text` with TF ops and then tf-text's
-SentencePiece (FastSentencepieceTokenizer, whose Viterbi tie-breaking matches sentencepiece
-0.2), and applies Google's comma-digit fix-up as a ragged gather through a table
-precomputed from the vocabulary. It gives the ids `FullTokenizer` gives (the Python path is
-the reference); docs/tokenization.md lists the few inputs where it cannot.
+`GraphTokenizer` runs Google's `preprocess_text` with TF ops (ASCII strings skip the Unicode
+steps, identities on them) and then tf-text's SentencePiece (FastSentencepieceTokenizer, whose
+Viterbi tie-breaking matches sentencepiece 0.2), and applies Google's comma-digit fix-up as a
+ragged gather through a table precomputed from the vocabulary. It gives the ids
+`FullTokenizer` gives (the Python path is the reference); docs/tokenization.md lists the few
+inputs where it cannot.
 """
 from __future__ import annotations
 
@@ -79,14 +80,19 @@ def _per_char(strings, table, op):
     return tf.strings.reduce_join(chars.with_flat_values(mapped), axis=-1)
 
 
-def _patch(strings, special_re, op, exact_op):
-    """op on every string, replaced by exact_op on the (usually no) strings matching special_re.
+def _patch(strings, special, op, exact_op):
+    """op on every string, replaced by exact_op on the strings where the mask special is true.
 
     A gather/scatter rather than tf.cond: a lowered cond may run both branches' ops.
     """
     out = op(strings)
-    idx = tf.where(tf.strings.regex_full_match(strings, special_re))
+    idx = tf.where(special)
     return tf.tensor_scatter_nd_update(out, idx, exact_op(tf.gather_nd(strings, idx)))
+
+
+def _matches(strings, pattern):
+    """True where a whole string matches the RE2 pattern."""
+    return tf.strings.regex_full_match(strings, pattern)
 
 
 class GraphTokenizer(tf.Module):
@@ -134,9 +140,18 @@ class GraphTokenizer(tf.Module):
 
     def _build_text_tables(self):
         """Regexes of Python's whitespace / combining sets and the NFKD / lower overrides."""
-        ws = [chr(c) for c in codepoints.whitespace_codepoints()]
+        ws_cps = codepoints.whitespace_codepoints()
+        ws = [chr(c) for c in ws_cps]
         # runs of 2+ whitespace, or one that is not a plain space (a lone " " stays as is)
         self._ws_re = f"(?:{_char_class(ws)}){{2,}}|{_char_class(c for c in ws if c != ' ')}"
+        ascii_ws = [c for c in ws_cps if c < 0x80]
+        self._ascii_ws_re = (f"{codepoints._ranges_to_class(ascii_ws)}{{2,}}|"
+                             f"{codepoints._ranges_to_class(c for c in ascii_ws if c != 0x20)}")
+        word = codepoints._ranges_to_class(c for c in range(0x80) if c not in ascii_ws)
+        # strings preprocess_text only lowercases: ASCII, and with remove_space, words
+        # separated by single spaces (no other whitespace, none at either end)
+        self._ascii_re = "[\\x00-\\x7f]*"
+        self._clean_re = f"(?:{word}+(?: {word}+)*)?" if self.remove_space else self._ascii_re
         self._comb_re = codepoints._ranges_to_class(codepoints.combining_codepoints())
         nfkd, lower = overrides("nfkd"), overrides("lower")
         self._nfkd_re = "(?s).*" + _char_class(nfkd) + ".*" if nfkd else None
@@ -147,11 +162,40 @@ class GraphTokenizer(tf.Module):
     # ----- preprocessing
 
     def preprocess_text(self, strings):
-        """preprocess_text on a string tensor: whitespace collapse, NFKD, drop combining, lower."""
-        s = tf.strings.unicode_transcode(strings, "UTF-8", "UTF-8", errors="ignore")
+        """preprocess_text on a string tensor: whitespace collapse, NFKD, drop combining, lower.
+
+        Fast paths, exact because the Unicode steps are identities on ASCII: strings of ASCII
+        words between single spaces (most text) are only lowercased, other ASCII strings only
+        collapsed and lowercased; the rest take every step.
+        """
+        strings = tf.convert_to_tensor(strings, dtype=tf.string)
+        s = tf.reshape(strings, [-1])  # any rank, a scalar included
+        out = _patch(s, ~_matches(s, self._clean_re), self._lower_ascii, self._preprocess_rest)
+        return tf.reshape(out, tf.shape(strings))
+
+    def _preprocess_rest(self, s):
+        """preprocess_text of strings that are not clean ASCII: ASCII ones without the Unicode
+        steps, the others (and any invalid UTF-8) with all of them."""
+        if not self.remove_space:  # clean already means ASCII
+            return self._preprocess_unicode(s)
+        return _patch(s, ~_matches(s, self._ascii_re), self._preprocess_ascii,
+                      self._preprocess_unicode)
+
+    def _preprocess_ascii(self, s):
+        """preprocess_text of ASCII strings: ASCII whitespace collapse and lowercase."""
+        return self._lower_ascii(tf.strings.strip(tf.strings.regex_replace(
+            s, self._ascii_ws_re, " ")))
+
+    def _lower_ascii(self, s):
+        """str.lower of ASCII strings (do_lower_case), else the strings as they are."""
+        return tf.strings.lower(s) if self.do_lower_case else s
+
+    def _preprocess_unicode(self, s):
+        """Every step of preprocess_text, for any string (invalid UTF-8 dropped first)."""
+        s = tf.strings.unicode_transcode(s, "UTF-8", "UTF-8", errors="ignore")
         if self.remove_space:
-            s = tf.strings.regex_replace(s, self._ws_re, " ")
-            s = tf.strings.regex_replace(s, "^ | $", "")
+            # after the collapse the only whitespace left is a single " " at either end
+            s = tf.strings.strip(tf.strings.regex_replace(s, self._ws_re, " "))
         return self.normalize(s)
 
     def normalize(self, s):
@@ -164,14 +208,14 @@ class GraphTokenizer(tf.Module):
         """NFKD; per character with Python's result for the strings where TF's ICU differs."""
         if self._nfkd_re is None:
             return tf_text.normalize_utf8(s, "NFKD")
-        return _patch(s, self._nfkd_re, lambda x: tf_text.normalize_utf8(x, "NFKD"),
+        return _patch(s, _matches(s, self._nfkd_re), lambda x: tf_text.normalize_utf8(x, "NFKD"),
                       lambda x: _per_char(x, self._nfkd_table,
                                           lambda c: tf_text.normalize_utf8(c, "NFKD")))
 
     def _lower(self, s):
         """str.lower; per character (NUL, Unicode-version skew) for the strings that need it."""
         lower = lambda x: tf.strings.lower(x, encoding="utf-8")
-        return _patch(s, self._lower_re, lower,
+        return _patch(s, _matches(s, self._lower_re), lower,
                       lambda x: _per_char(x, self._lower_table, lower))
 
     # ----- tokenization

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from albert_tf.text import graph_tokenizer
 from albert_tf.text.graph_tokenizer import GraphTokenizer, GraphTokenizerLayer, overrides
 from albert_tf.text.tokenization import FullTokenizer, preprocess_text
 from repo_paths import FIXTURES
@@ -86,6 +87,29 @@ def test_preprocess_every_codepoint_like_python(graph):
     want = [preprocess_text(f"A{ch}B", lower=True).encode("utf-8") for ch in chars]
     bad = [hex(c) for c, g, w in zip(cps, got, want) if g != w]
     assert bad == []
+
+
+@pytest.mark.parametrize("remove_space,lower", [(True, True), (True, False), (False, True),
+                                                 (False, False)])
+def test_preprocess_fast_paths_equal_the_unicode_path(remove_space, lower):
+    """The ASCII fast paths give what every step gives, and clean ASCII takes the fastest."""
+    g = GraphTokenizer(MODEL, do_lower_case=lower, remove_space=remove_space)
+    clean = ["", "Hello World.", "a", "x\x00Y\x7f,1", "In 2019, the model was released."]
+    ascii_other = [" a", "a ", "a  b", "a\tb", "A\x1cB", "\n", "  ", " \x1f X\r\n"]
+    other = ["Café  déjà", "é", "\u00a0a", "ß İ Σ", "ｆｕｌｌ", "x\u3000y ", "\x00É"]
+    invalid = [b"ab\xffC", b"\xc3", b" \x80 a"]
+    texts = clean + ascii_other + other + invalid
+    strings = tf.constant(texts)
+    got = g.preprocess_text(strings).numpy().tolist()
+    assert got == g._preprocess_unicode(strings).numpy().tolist()
+    assert got == [preprocess_text(t, remove_space=remove_space, lower=lower).encode("utf-8")
+                   for t in texts]
+    fast = graph_tokenizer._matches(strings, g._clean_re).numpy().tolist()
+    n_fast = len(clean) + (0 if remove_space else len(ascii_other))
+    assert fast == [True] * n_fast + [False] * (len(texts) - n_fast)
+    nested = tf.constant([texts[:4], texts[-4:]])  # any rank keeps its shape
+    assert g.preprocess_text(nested).numpy().tolist() == [got[:4], got[-4:]]
+    assert g.preprocess_text(tf.constant(texts[5])).numpy() == got[5]
 
 
 def test_override_tables_cover_version_skew():
