@@ -25,7 +25,7 @@ DEMO = dict(vocab_size=2000, max_seq_length=64, max_predictions_per_seq=10, dupe
             train_batch_size=32, eval_batch_size=64, num_train_steps=2000, num_warmup_steps=200,
             save_checkpoints_steps=300, learning_rate=1e-2, optimizer="lamb",
             held_out_percent=17, eval_dupe_factor=1)
-DEMO_MODEL = dict(embedding_size=64, hidden_size=128, num_hidden_layers=4, num_hidden_groups=1,
+DEMO_MODEL = dict(embedding_size=128, hidden_size=128, num_hidden_layers=4, num_hidden_groups=1,
                   num_attention_heads=4, intermediate_size=512, inner_group_num=1,
                   hidden_act="gelu", hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
                   max_position_embeddings=64, type_vocab_size=2, initializer_range=0.02)

@@ -78,7 +78,14 @@ def make_evaluate_fn(opts, strategy):
         # steps: the dataset's cardinality is unknown, and without steps Keras runs one step
         # past its end that counts a batch twice (a replica's half of it under Mirrored,
         # depending on timing).
-        results = model.evaluate(ds, steps=opts.max_eval_steps, return_dict=True, verbose=0)
+        # steps_per_execution 1: a model compiled for training runs iterations_per_loop steps
+        # per execution, but the engine's test_function runs one step per call, so Keras
+        # would call it once per iterations_per_loop batches and score only the first batch.
+        per_execution, model.steps_per_execution = model.steps_per_execution, 1
+        try:
+            results = model.evaluate(ds, steps=opts.max_eval_steps, return_dict=True, verbose=0)
+        finally:
+            model.steps_per_execution = per_execution
         return {k: v for k, v in results.items()}
     return evaluate
 

@@ -105,3 +105,32 @@ def test_run_pretraining_cli(fixtures_dir, tmp_path):
                         f"--input_file={fixtures_dir / 'pretraining.tfrecord'}"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode != 0 and "--albert_config_file is required" in r.stderr
+
+
+def test_eval_of_a_model_compiled_for_training_scores_every_batch(fixtures_dir, tiny_config, tmp_path):
+    """With iterations_per_loop > 1 the evaluation during training scored only its first batch
+    (Keras called the engine's one-step test_function once per execution); it must equal the
+    exact metrics over all max_eval_steps batches."""
+    from albert_tf.engine import training
+    from albert_tf.engine.optimization import create_optimizer
+    from albert_tf.pretraining.input import pretraining_dataset
+    from albert_tf.pretraining.task import make_evaluate_fn
+    opts = options(fixtures_dir, tmp_path, max_eval_steps=2)
+    model = AlbertPretrainer(tiny_config)
+    load_original_checkpoint(model, fixtures_dir / "albert_tiny" / "model.ckpt-best")
+    run = training.RunConfig(output_dir=str(tmp_path), num_train_steps=10, iterations_per_loop=5)
+    training.compile_for_training(model, create_optimizer(1e-3, 10, 1), run, tf.distribute.get_strategy())
+    assert model.steps_per_execution == 5
+    results = make_evaluate_fn(opts, tf.distribute.get_strategy())(model)
+    correct = weight = sop = n = 0.0
+    for batch in pretraining_dataset(opts.input_file, 16, 64, 10, is_training=False).take(2):
+        out = model(batch, training=False)
+        w = batch["masked_lm_weights"].numpy()
+        hit = np.argmax(out["mlm_logits"].numpy(), -1) == batch["masked_lm_ids"].numpy()
+        correct, weight = correct + (hit * w).sum(), weight + w.sum()
+        labels = batch["next_sentence_labels"].numpy().reshape(-1)
+        sop, n = sop + (np.argmax(out["sop_logits"].numpy(), -1) == labels).sum(), n + len(labels)
+    assert n == 32
+    np.testing.assert_allclose(results["masked_lm_accuracy"], correct / weight, atol=1e-6)
+    np.testing.assert_allclose(results["sentence_order_accuracy"], sop / n, atol=1e-6)
+    assert model.steps_per_execution == 5  # restored for training
