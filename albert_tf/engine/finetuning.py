@@ -108,7 +108,7 @@ def predict_records(model, path, spec, num_records: int, batch_size: int,
     bucket, each batch cut to its bucket length, and the outputs put back in file order; the
     per-token outputs named in `token_outputs` are padded back to seq_length with -inf (the
     positions past the bucket were never computed: padding, not candidates)."""
-    if not seq_length or not _BUCKETING.get():
+    if not seq_length or not _BUCKETING.get() or len(bucketing.bucket_lengths(seq_length)) == 1:
         ds = records_dataset(path, spec, batch_size, is_training=False, num_records=num_records)
         outputs = model.predict(ds, verbose=0)
         return {k: np.asarray(v)[:num_records] for k, v in outputs.items()}

@@ -97,3 +97,53 @@ def test_eval_plan_covers_every_record_once_in_whole_batches():
     for length, m in plan:
         assert len(m) % 4 == 0 and all(lengths[i] <= length for i in m if i >= 0)
     assert [b for b, _ in plan] == [32, 64, 128]
+
+
+def test_bucketed_run_under_mirrored_evaluates_as_fixed_length(fixtures_dir, data_dir):
+    import json
+    import os
+    import pathlib
+    import subprocess
+    import sys
+    root = os.fspath(pathlib.Path(__file__).resolve().parents[2])
+    r = subprocess.run([sys.executable, os.path.join(root, "tests", "scripts", "bucketed_mirrored.py"),
+                        str(fixtures_dir), str(data_dir)], capture_output=True, text=True,
+                       timeout=600, cwd=root)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["bucketed"].keys() == out["fixed"].keys() and "matthews_corrcoef" in out["fixed"]
+    for k, v in out["fixed"].items():
+        assert out["bucketed"][k] == pytest.approx(v, abs=1e-5), k
+
+
+def test_bucketed_resume_equals_unbroken_run(fixtures_dir, data_dir, tmp_path):
+    """CoLA at max_seq_length 64 (batches of 32 and 64): restarted from ckpt-2, a run ends at
+    ckpt-4 where an unbroken one ends."""
+    import os
+    import shutil
+    from albert_tf import AlbertConfig
+    from albert_tf.engine.finetuning import FineTuningOptions
+    from albert_tf.tasks.glue.task import GlueTask, run_glue
+    from albert_tf.text.encoding import TextEncoder
+    encoder = TextEncoder.from_files(str(fixtures_dir / "spm.model"), do_lower_case=True)
+    task = GlueTask("cola", str(data_dir), encoder, 64, str(tmp_path / "cache"))
+    config = AlbertConfig.from_json_file(fixtures_dir / "albert_tiny" / "albert_config.json")
+
+    def run(out):
+        opts = FineTuningOptions(output_dir=str(out), train_batch_size=8, train_step=4,
+                                 warmup_step=1, save_checkpoints_steps=2, learning_rate=1e-3,
+                                 seed=3, verbose=0,
+                                 init_checkpoint=str(fixtures_dir / "albert_tiny" / "model.ckpt-best"))
+        run_glue(config, task, opts, do_train=True)
+    run(tmp_path / "a")
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    for f in os.listdir(tmp_path / "b"):
+        if f.startswith(("ckpt-4", "checkpoint")):
+            os.remove(tmp_path / "b" / f)
+    tf.compat.v1.train.update_checkpoint_state(str(tmp_path / "b"), "ckpt-2", ["ckpt-2"])
+    run(tmp_path / "b")
+    a, b = (tf.train.load_checkpoint(str(tmp_path / d / "ckpt-4")) for d in "ab")
+    names = [n for n in a.get_variable_to_shape_map() if "CHECKPOINTABLE" not in n]
+    assert len(names) > 50
+    for n in names:
+        np.testing.assert_allclose(b.get_tensor(n), a.get_tensor(n), atol=1e-6, rtol=0, err_msg=n)
