@@ -43,6 +43,8 @@ _EXPORTS = {
     "AdamWeightDecay": "albert_tf.engine.optimization",
     "LAMB": "albert_tf.engine.optimization",
     "get_strategy": "albert_tf.engine.distribute",
+    "bucket_lengths": "albert_tf.engine.bucketing",
+    "bucket_by_length": "albert_tf.engine.finetuning",
 }
 
 
