@@ -58,6 +58,8 @@ _EXPORTS = {
     "extract_representations": "albert_tf.representations",
     "fill_mask": "albert_tf.representations",
     "load_saved_model": "albert_tf.tasks.serving",
+    "bucket_lengths": "albert_tf.engine.bucketing",
+    "bucket_by_length": "albert_tf.engine.finetuning",
 }
 
 

@@ -25,6 +25,8 @@ class AlbertConfig:
     `sharing` selects the paper's Table 4 ablation: "all" (the released layout, composes with
     groups), "attention" (attention shared, FFN per layer), "ffn" (FFN shared, attention per
     layer) or "none" (Google writes this as num_hidden_groups == num_hidden_layers).
+    `recompute_grad` (ours, a training-memory option): each shared block's activations are
+    recomputed in the backward pass instead of kept (same gradients, less memory, more time).
     Keys of a released config that the model does not use (KNOWN_UNUSED_KEYS) are kept in
     `extra`; any other unknown key is an error (a typo would otherwise be silently ignored).
     """
@@ -45,6 +47,7 @@ class AlbertConfig:
     type_vocab_size: int = 2
     initializer_range: float = 0.02
     sharing: str = "all"
+    recompute_grad: bool = False
     extra: dict = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
@@ -78,6 +81,8 @@ class AlbertConfig:
         if self.hidden_act not in ACTIVATIONS:
             raise ValueError(
                 f"AlbertConfig.hidden_act {self.hidden_act!r} is unknown; use one of {ACTIVATIONS}")
+        if not isinstance(self.recompute_grad, bool):
+            raise ValueError(f"AlbertConfig.recompute_grad must be true or false, got {self.recompute_grad!r}")
         if self.sharing not in SHARING:
             raise ValueError(f"AlbertConfig.sharing {self.sharing!r} is unknown; use one of {SHARING}")
         for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
@@ -112,10 +117,13 @@ class AlbertConfig:
         return cls(**known, extra=extra)
 
     def to_dict(self) -> dict[str, Any]:
-        """A dict in Google's key names; `sharing` is written only when it is not 'all'."""
+        """A dict in Google's key names; `sharing` and `recompute_grad` are written only when
+        they are not the default ('all', false), so a released config round-trips unchanged."""
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "extra"}
         if d["sharing"] == "all":
             del d["sharing"]
+        if not d["recompute_grad"]:
+            del d["recompute_grad"]
         d.update(copy.deepcopy(self.extra))
         return d
 

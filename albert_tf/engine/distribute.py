@@ -36,6 +36,9 @@ def define_distribution_flags():
     flags.DEFINE_bool("jit_compile", None, "Compile the train step with XLA (default: on for TPU).")
     flags.DEFINE_integer("gradient_accumulation_steps", 1,
                          "Micro-batches per optimizer update (one update = one step on their concatenation).")
+    flags.DEFINE_bool("recompute_grad", False,
+                      "Recompute each shared Transformer block's activations in the backward pass "
+                      "(tf.recompute_grad): the same gradients, less activation memory, more time.")
 
 
 def _tpu_strategy(tpu, zone, project):

@@ -6,13 +6,15 @@ nothing of the training loop is written per task.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 from typing import Callable, Optional
 
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.engine import distribute, training
+from albert_tf.engine import bucketing, distribute, training
 from albert_tf.engine.records import decode, shuffled_epochs
 from albert_tf.engine.task import FineTuningTask, check_task
 
@@ -37,6 +39,21 @@ class FineTuningOptions:
     log_every_steps: int = 100
     seed: Optional[int] = 12345
     verbose: object = "auto"
+    bucket_by_length: bool = True
+
+
+_BUCKETING = contextvars.ContextVar("bucket_by_length", default=True)
+
+
+@contextlib.contextmanager
+def bucket_by_length(enabled: bool):
+    """Within the block, predict_records (every task's evaluate / write_predictions) buckets
+    by length or not: the run's --bucket_by_length reaches the tasks without a protocol change."""
+    token = _BUCKETING.set(bool(enabled))
+    try:
+        yield
+    finally:
+        _BUCKETING.reset(token)
 
 
 def fake_record(spec: dict) -> dict:
@@ -47,34 +64,90 @@ def fake_record(spec: dict) -> dict:
 
 def records_dataset(path, spec: dict, batch_size: int, is_training: bool,
                     num_records: Optional[int] = None, seed=None,
-                    input_context: Optional[tf.distribute.InputContext] = None):
-    """Training: shuffled, repeated batches. Eval/predict: every record once, in order, then fake
-    records to a whole number of batches (static shapes for TPU/XLA; fakes have weight 0)."""
+                    input_context: Optional[tf.distribute.InputContext] = None,
+                    seq_length: Optional[int] = None):
+    """Training: shuffled, repeated batches (cut to bucket lengths when `seq_length` is given, see
+    engine/bucketing.py). Eval/predict: every record once, in order, then fake records to a
+    whole number of batches (static shapes for TPU/XLA; fakes have weight 0)."""
     ds = tf.data.TFRecordDataset(str(path)).map(lambda s: decode(s, spec),
                                                 num_parallel_calls=tf.data.AUTOTUNE)
     if is_training:
-        if input_context is not None and input_context.num_input_pipelines > 1:
-            ds = ds.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+        pipelines = input_context.num_input_pipelines if input_context is not None else 1
+        if pipelines > 1:
+            ds = ds.shard(pipelines, input_context.input_pipeline_id)
         ds = shuffled_epochs(ds, 10000, seed)
+        # one bucket (max_seq_length ≤ 32): nothing to cut, Google's order; several input
+        # pipelines (hosts) would draw their buckets apart, and TPU replicas must share shapes
+        if seq_length and pipelines == 1 and len(bucketing.bucket_lengths(seq_length)) > 1:
+            replicas = max(1, input_context.num_replicas_in_sync) if input_context else 1
+            return bucketing.bucketed_batches(ds, spec, seq_length, batch_size, seed,
+                                              replicas).prefetch(tf.data.AUTOTUNE)
     else:
         if num_records is None:
             raise ValueError("eval/predict datasets need num_records to pad to whole batches")
-        pad = (-num_records) % batch_size
-        if pad:
-            ds = ds.concatenate(tf.data.Dataset.from_tensors(fake_record(spec)).repeat(pad))
-        # every worker predicts every record (in order) under multi-worker strategies; Keras'
-        # default FILE auto-sharding fails on one file and would split the outputs across hosts
-        options = tf.data.Options()
-        options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
-        ds = ds.with_options(options)
+        ds = _padded_in_order(ds, spec, num_records, batch_size)
     return ds.batch(batch_size, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
 
 
-def predict_records(model, path, spec, num_records: int, batch_size: int) -> dict:
-    """Model outputs for every real record, in file order, as numpy arrays."""
-    ds = records_dataset(path, spec, batch_size, is_training=False, num_records=num_records)
-    outputs = model.predict(ds, verbose=0)
-    return {k: np.asarray(v)[:num_records] for k, v in outputs.items()}
+def _padded_in_order(ds, spec, num_records, batch_size):
+    pad = (-num_records) % batch_size
+    if pad:
+        ds = ds.concatenate(tf.data.Dataset.from_tensors(fake_record(spec)).repeat(pad))
+    # every worker predicts every record (in order) under multi-worker strategies; Keras'
+    # default FILE auto-sharding fails on one file and would split the outputs across hosts
+    options = tf.data.Options()
+    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
+    return ds.with_options(options)
+
+
+def predict_records(model, path, spec, num_records: int, batch_size: int,
+                    seq_length: Optional[int] = None, token_outputs: tuple = ()) -> dict:
+    """Model outputs for every real record, in file order, as numpy arrays.
+
+    With `seq_length` (and bucketing on, see `bucket_by_length`) records are predicted bucket by
+    bucket, each batch cut to its bucket length, and the outputs put back in file order; the
+    per-token outputs named in `token_outputs` are padded back to seq_length with -inf (the
+    positions past the bucket were never computed: padding, not candidates)."""
+    if not seq_length or not _BUCKETING.get() or len(bucketing.bucket_lengths(seq_length)) == 1:
+        ds = records_dataset(path, spec, batch_size, is_training=False, num_records=num_records)
+        outputs = model.predict(ds, verbose=0)
+        return {k: np.asarray(v)[:num_records] for k, v in outputs.items()}
+    return _predict_bucketed(model, path, spec, num_records, batch_size, seq_length, token_outputs)
+
+
+def _predict_bucketed(model, path, spec, num_records, batch_size, seq_length, token_outputs):
+    tokens = bucketing.token_features(spec, seq_length)
+    rows = tokens["input_mask"]
+    mask_spec = {"input_mask": spec["input_mask"]}
+    masks = tf.data.TFRecordDataset(str(path)).batch(1024).map(lambda s: decode(s, mask_spec))
+    lengths = np.concatenate([bucketing.record_lengths(m["input_mask"], rows, seq_length).numpy()
+                              for m in masks] or [np.zeros(0, np.int32)])
+    if len(lengths) != num_records:
+        raise ValueError(f"{path}: {len(lengths)} records, expected {num_records}")
+    results = {}
+    for length, members in bucketing.eval_batches_plan(lengths, batch_size,
+                                                       bucketing.bucket_lengths(seq_length)):
+        real = members[members >= 0]
+        chosen = np.zeros(num_records, bool)
+        chosen[real] = True
+        chosen = tf.constant(chosen)
+        ds = tf.data.TFRecordDataset(str(path)).enumerate().filter(lambda i, s: chosen[i])
+        ds = _padded_in_order(ds.map(lambda i, s: decode(s, spec)), spec, len(real), batch_size)
+        ds = ds.batch(batch_size, drop_remainder=True).map(
+            lambda b, n=int(length): bucketing.slice_batch(b, tokens, seq_length, n))
+        outputs = model.predict(ds.prefetch(tf.data.AUTOTUNE), verbose=0)
+        for name, value in outputs.items():
+            value = np.asarray(value)[:len(real)]
+            if name in token_outputs and value.shape[1] < seq_length:
+                fill = [(0, 0), (0, seq_length - value.shape[1])] + [(0, 0)] * (value.ndim - 2)
+                value = np.pad(value, fill, constant_values=-np.inf)
+            if name not in results:
+                results[name] = np.zeros((num_records,) + value.shape[1:], value.dtype)
+            if results[name].shape[1:] != value.shape[1:]:
+                raise ValueError(f"output {name!r} changes shape with the bucket length "
+                                 f"({value.shape[1:]}): name it in token_outputs")
+            results[name][real] = value
+    return results
 
 
 def optimizer_fn(opts: FineTuningOptions):
@@ -97,9 +170,11 @@ def build_eval_model(model_fn: Callable, opts: FineTuningOptions, strategy=None,
 
 
 def finetune(model_fn: Callable, train_records: tuple, spec: dict, opts: FineTuningOptions,
-             strategy=None, *, evaluate_fn=None, best_metric=None, best_mode="max"):
+             strategy=None, *, evaluate_fn=None, best_metric=None, best_mode="max",
+             seq_length: Optional[int] = None):
     """Train a task model on (path, count) records through the engine, evaluating each saved
-    checkpoint with `evaluate_fn(model) -> metrics` and keeping the best as model.ckpt-best."""
+    checkpoint with `evaluate_fn(model) -> metrics` and keeping the best as model.ckpt-best.
+    Batches are cut to bucket lengths when opts.bucket_by_length and `seq_length` is given."""
     path, _ = train_records
     run = training.RunConfig(
         output_dir=opts.output_dir, num_train_steps=opts.train_step,
@@ -109,8 +184,9 @@ def finetune(model_fn: Callable, train_records: tuple, spec: dict, opts: FineTun
         best_mode=best_mode, log_every_steps=opts.log_every_steps,
         gradient_accumulation_steps=opts.gradient_accumulation_steps, verbose=opts.verbose,
         seed=opts.seed)
+    seq_length = seq_length if opts.bucket_by_length else None
     dataset_fn = lambda batch, ctx: records_dataset(path, spec, batch, True, seed=opts.seed,
-                                                    input_context=ctx)
+                                                    input_context=ctx, seq_length=seq_length)
     return training.train(model_fn, optimizer_fn(opts), dataset_fn, opts.train_batch_size, run,
                           strategy, evaluate_fn=evaluate_fn, init_checkpoint=opts.init_checkpoint)
 
@@ -139,7 +215,7 @@ def run_finetuning(task: FineTuningTask, model_fn: Callable, opts: FineTuningOpt
     if not (do_train or do_eval or do_predict or export_fn):
         raise ValueError("at least one of --do_train, --do_eval, --do_predict (or an export) is needed")
     warn_if_random_init(opts, do_train)
-    with training.output_dir_lock(opts.output_dir, strategy):
+    with training.output_dir_lock(opts.output_dir, strategy), bucket_by_length(opts.bucket_by_length):
         return _run_finetuning(task, model_fn, opts, strategy, do_train, do_eval, do_predict,
                                export_fn)
 
@@ -152,7 +228,8 @@ def _run_finetuning(task, model_fn, opts, strategy, do_train, do_eval, do_predic
     if do_train:
         evaluate_fn = (lambda m: task.evaluate(m, opts.eval_batch_size)) if do_eval else None
         finetune(model_fn, task.records("train"), task.spec, opts, strategy,
-                 evaluate_fn=evaluate_fn, best_metric=task.best_metric)
+                 evaluate_fn=evaluate_fn, best_metric=task.best_metric,
+                 seq_length=getattr(task, "max_seq_length", None))
     best = os.path.join(opts.output_dir, training.BEST_CHECKPOINT)
     checkpoint = best if os.path.exists(best + ".index") else None
     if not (do_eval or do_predict or export_fn):

@@ -154,6 +154,15 @@ def load_config(flag, path):
         raise InputError(f"--{flag}: {e}") from None
 
 
+def config_from_flags(FLAGS, flag="albert_config_file"):
+    """The AlbertConfig of --albert_config_file with the drivers' model options applied
+    (--recompute_grad)."""
+    config = load_config(flag, FLAGS[flag].value)
+    if flag_value(FLAGS, "recompute_grad"):
+        config = config.replace(recompute_grad=True)
+    return config
+
+
 def check_tokenizer(FLAGS, config=None):
     """--spm_model_file (a SentencePiece model) or --vocab_file (one piece a line) must exist,
     load, and fit the embedding: ids >= config.vocab_size would fail only inside training."""
@@ -249,7 +258,7 @@ def validate_finetuning(FLAGS, *, train_step_required=True):
     check_output_dir("output_dir", FLAGS.output_dir)
     if FLAGS.cached_dir:
         check_output_dir("cached_dir", FLAGS.cached_dir)
-    config = load_config("albert_config_file", FLAGS.albert_config_file)
+    config = config_from_flags(FLAGS)
     check_seq_length(FLAGS, config)
     check_tokenizer(FLAGS, config)
     check_checkpoint("init_checkpoint", FLAGS.init_checkpoint, config)

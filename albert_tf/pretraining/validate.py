@@ -27,7 +27,7 @@ def validate_pretraining(FLAGS):
         raise InputError(f"--max_predictions_per_seq={FLAGS.max_predictions_per_seq} exceeds "
                          f"--max_seq_length={FLAGS.max_seq_length}")
     v.check_output_dir("output_dir", FLAGS.output_dir)
-    config = v.load_config("albert_config_file", FLAGS.albert_config_file)
+    config = v.config_from_flags(FLAGS)
     v.check_seq_length(FLAGS, config)
     for flag in ("input_file", "eval_input_file"):
         if FLAGS[flag].value:

@@ -104,7 +104,8 @@ class GlueTask:
 
     def predictions(self, model, split, batch_size, task=None):
         path, n = self.records(split, task)
-        out = finetuning.predict_records(model, path, self.spec, n, batch_size)
+        out = finetuning.predict_records(model, path, self.spec, n, batch_size,
+                                         seq_length=self.max_seq_length)
         if self.is_regression:
             return out["predictions"], out
         return np.argmax(out["probabilities"], axis=-1), out

@@ -57,7 +57,8 @@ class RaceTask:
 
     def _probabilities(self, model, split, batch_size):
         path, n = self.records(split)
-        return finetuning.predict_records(model, path, self.spec, n, batch_size)["probabilities"]
+        return finetuning.predict_records(model, path, self.spec, n, batch_size,
+                                          seq_length=self.max_seq_length)["probabilities"]
 
     def evaluate(self, model, batch_size, split="dev") -> dict:
         """Accuracy overall and for middle / high, and the mean cross-entropy."""

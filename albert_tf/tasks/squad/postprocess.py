@@ -100,9 +100,15 @@ def _top(values, n):
 
 
 def _candidates_v1(feature_index, feature, out, n_best_size, max_answer_length):
-    """Valid (start, end) pairs among the top-n starts × top-n ends of one window."""
-    start_logits = np.asarray(out["start_logits"], dtype=np.float64)
-    end_logits = np.asarray(out["end_logits"], dtype=np.float64)
+    """Valid (start, end) pairs among the top-n starts × top-n ends of one window.
+
+    Only positions up to the paragraph's last piece are ranked: the [SEP] and padding after it
+    are never spans, and ranking them (as Google did) only let them displace real candidates,
+    by an amount that depended on the padded length (so bucketed and full-length predictions
+    would differ)."""
+    limit = max(feature.token_to_orig_map) + 1 if feature.token_to_orig_map else 0
+    start_logits = np.asarray(out["start_logits"], dtype=np.float64)[:limit]
+    end_logits = np.asarray(out["end_logits"], dtype=np.float64)[:limit]
     found = []
     for s in _top(start_logits, n_best_size):
         for e in _top(end_logits, n_best_size):

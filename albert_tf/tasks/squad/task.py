@@ -10,6 +10,9 @@ from albert_tf.engine import finetuning
 from albert_tf.tasks.squad import evaluate as squad_eval, postprocess as squad_postprocess
 from albert_tf.tasks.squad import data as squad
 
+# Outputs with one value per window position: put back at max_seq_length after bucketing.
+TOKEN_OUTPUTS = ("start_logits", "end_logits", "start_log_probs", "end_log_probs")
+
 
 @dataclasses.dataclass
 class SquadSettings:
@@ -38,6 +41,11 @@ class SquadTask:
         self.spec = squad.squad_feature_spec(settings.max_seq_length, is_training=True)
         self.predict_spec = squad.squad_feature_spec(settings.max_seq_length, is_training=False)
         self._predict = None
+
+    @property
+    def max_seq_length(self):
+        """The records' length: training and prediction batches are bucketed below it."""
+        return self.s.max_seq_length
 
     def _cached(self, path, is_training, features=None):
         s = self.s
@@ -71,7 +79,9 @@ class SquadTask:
     def predict(self, model, batch_size):
         """(predictions, nbest, null_odds or None, examples) with Google's post-processing."""
         examples, features, path, n = self.predict_data()
-        outputs = finetuning.predict_records(model, path, self.predict_spec, n, batch_size)
+        outputs = finetuning.predict_records(model, path, self.predict_spec, n, batch_size,
+                                             seq_length=self.max_seq_length,
+                                             token_outputs=TOKEN_OUTPUTS)
         results = squad_postprocess.collect_results([outputs])
         s = self.s
         if s.version_2_with_negative:

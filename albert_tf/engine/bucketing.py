@@ -1,0 +1,118 @@
+"""Length bucketing of fine-tuning batches: each batch is cut to the smallest of a fixed set of
+sequence lengths that holds its longest record, so XLA compiles a handful of shapes.
+
+Records are stored at max_seq_length; "bucketing" slices their per-token features (those whose
+length is a multiple of seq_length: rows of seq_length tokens, 4 rows for RACE) to the bucket
+length. Padding is masked everywhere in the model, so the real positions' outputs do not change.
+Training order stays a pure function of (seed, position) (see `bucketed_batches`).
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+SMALLEST_BUCKET = 32
+WINDOW_BATCHES = 16  # training: batches sorted together per window (see bucketed_batches)
+
+
+def bucket_lengths(max_seq_length: int, smallest: int = SMALLEST_BUCKET) -> tuple:
+    """The fixed bucket set: powers of two from `smallest` below max_seq_length, then
+    max_seq_length itself, e.g. 512 → (32, 64, 128, 256, 512), 384 → (32, 64, 128, 256, 384)."""
+    if max_seq_length < 1 or smallest < 1:
+        raise ValueError(f"bucket_lengths: lengths must be positive, got {max_seq_length}, {smallest}")
+    lengths, b = [], smallest
+    while b < max_seq_length:
+        lengths.append(b)
+        b *= 2
+    return tuple(lengths) + (max_seq_length,)
+
+
+def token_features(spec: dict, seq_length: int) -> dict:
+    """{name: rows} of the per-token features: those of length rows·seq_length."""
+    return {name: length // seq_length for name, (_, length) in spec.items()
+            if length >= seq_length and length % seq_length == 0}
+
+
+def record_lengths(input_mask, rows: int, seq_length: int):
+    """Tokens used by each record of a batch [B, rows·L]: 1 + the last non-zero mask position
+    over its rows (the longest RACE choice); 0 for an all-zero (fake) record."""
+    mask = tf.reshape(input_mask, [-1, rows, seq_length])
+    positions = tf.range(1, seq_length + 1, dtype=tf.int32)
+    used = tf.where(mask > 0, positions, tf.zeros_like(positions))
+    return tf.reduce_max(used, axis=[1, 2])
+
+
+def bucket_of(lengths, buckets: Sequence[int]):
+    """The smallest bucket ≥ each length (a length above every bucket gets the last one)."""
+    edges = tf.constant(buckets, tf.int32)
+    index = tf.searchsorted(edges, tf.reshape(tf.cast(lengths, tf.int32), [-1]), side="left")
+    return tf.gather(edges, tf.minimum(index, len(buckets) - 1))
+
+
+def slice_batch(batch: dict, tokens: dict, seq_length: int, length) -> dict:
+    """`batch` with every per-token feature cut to `length` positions per row; others as they are."""
+    out = dict(batch)
+    for name, rows in tokens.items():
+        x = tf.reshape(batch[name], [-1, rows, seq_length])[:, :, :length]
+        out[name] = tf.reshape(x, [-1, rows * length])
+    return out
+
+
+def _window_order(lengths, groups: int, group_size: int, seed, window):
+    """Record indices of one window: sorted by length (stably), cut into `groups` groups, the
+    groups in an order drawn statelessly from (seed, window) (random when seed is None)."""
+    order = tf.argsort(lengths, stable=True)
+    if seed is None:
+        keys = tf.random.uniform([groups])
+    else:
+        keys = tf.random.stateless_uniform([groups], tf.stack([tf.constant(seed, tf.int64), window]))
+    group_order = tf.argsort(keys, stable=True)
+    return tf.reshape(tf.gather(tf.reshape(order, [groups, group_size]), group_order), [-1])
+
+
+def bucketed_batches(records, spec: dict, seq_length: int, batch_size: int, seed=None,
+                     replicas: int = 1, window_batches: int = WINDOW_BATCHES,
+                     buckets: Optional[Sequence[int]] = None):
+    """Training batches of `batch_size` from an infinite stream of `records`, cut to bucket lengths.
+
+    Windows of window_batches·replicas·batch_size consecutive records are sorted by length and cut
+    into groups of `replicas` batches (one optimizer step's per-replica batches, which must share
+    a shape under TPU), the groups shuffled with a seed drawn from (seed, window index). Every
+    step is a pure function of the seed and its position, so skipping consumed batches resumes
+    exactly. (tf.data's bucket_by_sequence_length emits a batch when a bucket fills, which
+    depends on the stream before it but keeps records waiting for long; this keeps the window
+    local, and every record is used once per pass of the window.)"""
+    buckets = tuple(buckets or bucket_lengths(seq_length))
+    tokens = token_features(spec, seq_length)
+    rows = tokens["input_mask"]
+    group_size = replicas * batch_size
+    windows = records.batch(window_batches * group_size, drop_remainder=True).enumerate()
+
+    def regroup(window, w):
+        lengths = record_lengths(w["input_mask"], rows, seq_length)
+        order = _window_order(lengths, window_batches, group_size, seed, window)
+        grouped = {k: tf.reshape(tf.gather(v, order), [window_batches * replicas, batch_size, -1])
+                   for k, v in w.items()}
+        batch_lengths = tf.reduce_max(tf.reshape(tf.gather(lengths, order),
+                                                 [window_batches, group_size]), axis=1)
+        cut = tf.repeat(bucket_of(batch_lengths, buckets), replicas)
+        return tf.data.Dataset.from_tensor_slices((grouped, cut))
+
+    return windows.flat_map(regroup).map(
+        lambda batch, length: slice_batch(batch, tokens, seq_length, length))
+
+
+def eval_batches_plan(lengths: np.ndarray, batch_size: int, buckets: Sequence[int]):
+    """[(bucket length, record indices)] for eval/predict: each bucket's records in file order,
+    padded with -1 (a fake record) to whole batches. Every record appears exactly once."""
+    lengths = np.asarray(lengths)
+    index = np.minimum(np.searchsorted(np.asarray(buckets), lengths, side="left"), len(buckets) - 1)
+    plan = []
+    for i, b in enumerate(buckets):
+        members = np.flatnonzero(index == i)
+        if len(members):
+            pad = (-len(members)) % batch_size
+            plan.append((int(b), np.concatenate([members, -np.ones(pad, np.int64)])))
+    return plan
