@@ -2,25 +2,17 @@
 logical CPUs (iterations_per_loop=2, max_seq_length 64: buckets 32 and 64); evaluates with and
 without bucketing and prints one JSON line {"bucketed": metrics, "fixed": metrics}."""
 import json
+import os
 import sys
 import tempfile
 
-import tensorflow as tf
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mirrored_glue import setup  # noqa: E402  (two logical CPUs first)
 
-cpu = tf.config.list_physical_devices("CPU")[0]
-tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
-
-from albert_tf import AlbertConfig  # noqa: E402
-from albert_tf.engine.distribute import get_strategy  # noqa: E402
 from albert_tf.engine.finetuning import FineTuningOptions  # noqa: E402
-from albert_tf.tasks.glue.task import GlueTask, run_glue  # noqa: E402
-from albert_tf.text.encoding import TextEncoder  # noqa: E402
+from albert_tf.tasks.glue.task import run_glue  # noqa: E402
 
-fixtures, data = sys.argv[1], sys.argv[2]
-strategy = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
-encoder = TextEncoder.from_files(f"{fixtures}/spm.model", do_lower_case=True)
-task = GlueTask("cola", data, encoder, 64, tempfile.mkdtemp())
-config = AlbertConfig.from_json_file(f"{fixtures}/albert_tiny/albert_config.json")
+fixtures, strategy, task, config = setup("cola", 64)
 out, results = tempfile.mkdtemp(), {}
 for name, bucket in (("bucketed", True), ("fixed", False)):
     opts = FineTuningOptions(output_dir=out, init_checkpoint=f"{fixtures}/albert_tiny/model.ckpt-best",

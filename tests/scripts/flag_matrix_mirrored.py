@@ -2,26 +2,18 @@
 logical CPUs with iterations_per_loop=2; prints one JSON line {combination: sorted result keys}."""
 import itertools
 import json
+import os
 import shutil
 import sys
 import tempfile
 
-import tensorflow as tf
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mirrored_glue import setup  # noqa: E402  (two logical CPUs first)
 
-cpu = tf.config.list_physical_devices("CPU")[0]
-tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
-
-from albert_tf import AlbertConfig  # noqa: E402
-from albert_tf.tasks.glue.task import GlueTask, run_glue  # noqa: E402
-from albert_tf.text.encoding import TextEncoder  # noqa: E402
-from albert_tf.engine.distribute import get_strategy  # noqa: E402
 from albert_tf.engine.finetuning import FineTuningOptions  # noqa: E402
+from albert_tf.tasks.glue.task import run_glue  # noqa: E402
 
-fixtures, data = sys.argv[1], sys.argv[2]
-strategy = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
-encoder = TextEncoder.from_files(f"{fixtures}/spm.model", do_lower_case=True)
-task = GlueTask("mrpc", data, encoder, 32, tempfile.mkdtemp())
-config = AlbertConfig.from_json_file(f"{fixtures}/albert_tiny/albert_config.json")
+fixtures, strategy, task, config = setup("mrpc", 32)
 out = {}
 
 
