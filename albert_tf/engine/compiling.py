@@ -2,6 +2,7 @@
 inference, with a step loop that MultiWorkerMirroredStrategy's collectives can run in."""
 from __future__ import annotations
 
+import contextlib
 import math
 
 import keras
@@ -25,6 +26,18 @@ def compile_for_training(model, optimizer, run: RunConfig, strategy, steps_per_e
         model.train_function = _step_function(model, model.train_step, per_execution)
         model.test_function = _step_function(model, model.test_step, 1)
     return model
+
+
+@contextlib.contextmanager
+def one_step_per_call(model):
+    """Within: steps_per_execution 1. A model compiled for training has the engine's one-step
+    test_function but steps_per_execution = iterations_per_loop, so Keras' evaluate would call
+    it once per iterations_per_loop batches and score only every n-th batch."""
+    per_execution, model.steps_per_execution = model.steps_per_execution, 1
+    try:
+        yield model
+    finally:
+        model.steps_per_execution = per_execution
 
 
 def compile_for_inference(model, strategy=None, jit_compile=None):

@@ -8,6 +8,7 @@ import os
 from absl import logging
 import tensorflow as tf
 
+from albert_tf.engine.compiling import one_step_per_call
 from albert_tf.engine.kill_points import _kill_point
 from albert_tf.engine.results import append_results, format_results
 from albert_tf.fileio import write_text_atomic
@@ -106,7 +107,8 @@ class _Engine:
         if self.evaluate_fn is None:
             return
         step = self.step()
-        results = {k: float(v) for k, v in self.evaluate_fn(self.model).items()}
+        with one_step_per_call(self.model):
+            results = {k: float(v) for k, v in self.evaluate_fn(self.model).items()}
         results["global_step"] = step
         self.history.append(results)
         logging.info("eval at step %d: %s", step, results)

@@ -9,6 +9,7 @@ from absl import logging
 import tensorflow as tf
 
 from albert_tf.engine import distribute, training
+from albert_tf.engine.compiling import one_step_per_call
 from albert_tf.config import AlbertConfig
 from albert_tf.pretraining.input import pretraining_dataset
 
@@ -78,14 +79,10 @@ def make_evaluate_fn(opts, strategy):
         # steps: the dataset's cardinality is unknown, and without steps Keras runs one step
         # past its end that counts a batch twice (a replica's half of it under Mirrored,
         # depending on timing).
-        # steps_per_execution 1: a model compiled for training runs iterations_per_loop steps
-        # per execution, but the engine's test_function runs one step per call, so Keras
-        # would call it once per iterations_per_loop batches and score only the first batch.
-        per_execution, model.steps_per_execution = model.steps_per_execution, 1
-        try:
+        # every batch scored on a model compiled for training too (the engine does the same
+        # around every evaluate_fn; this covers a direct call)
+        with one_step_per_call(model):
             results = model.evaluate(ds, steps=opts.max_eval_steps, return_dict=True, verbose=0)
-        finally:
-            model.steps_per_execution = per_execution
         return {k: v for k, v in results.items()}
     return evaluate
 
