@@ -6,8 +6,8 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.engine import bucketing
-from albert_tf.engine.finetuning import records_dataset
-from albert_tf.engine.records import write_records
+from albert_tf.engine.finetuning import bucket_by_length, predict_records, records_dataset
+from albert_tf.engine.records import decode, write_records
 
 L = 128
 SPEC = {"input_ids": ("int64", L), "input_mask": ("int64", L), "uid": ("int64", 1),
@@ -97,6 +97,51 @@ def test_eval_plan_covers_every_record_once_in_whole_batches():
     for length, m in plan:
         assert len(m) % 4 == 0 and all(lengths[i] <= length for i in m if i >= 0)
     assert [b for b, _ in plan] == [32, 64, 128]
+
+
+class Echo(tf.keras.Model):
+    """Each record's uid, the sum of its ids and its ids doubled per token; remembers the datasets
+    it predicts."""
+    datasets: list = []
+
+    def predict(self, x, **kwargs):
+        Echo.datasets.append(x)
+        return super().predict(x, **kwargs)
+
+    def call(self, inputs):
+        ids = tf.cast(inputs["input_ids"], tf.float32)
+        return {"uid": inputs["uid"], "total": tf.reduce_sum(ids, axis=1), "tokens": 2.0 * ids}
+
+
+def test_bucketed_prediction_reads_the_file_once_and_equals_fixed(records, monkeypatch):
+    model = Echo()
+    with bucket_by_length(False):
+        fixed = predict_records(model, records, SPEC, 300, 8, seq_length=L)
+    lengths = _lengths(records)
+    opened, reader = [], tf.data.TFRecordDataset
+    monkeypatch.setattr(tf.data, "TFRecordDataset", lambda *a, **k: opened.append(a) or reader(*a, **k))
+    Echo.datasets.clear()
+    bucketed = predict_records(model, records, SPEC, 300, 8, seq_length=L, token_outputs=("tokens",))
+    assert len(opened) == 1  # one pass over the file, whatever the number of buckets
+    assert len(Echo.datasets) >= 3  # one predict per bucket used
+    off = tf.data.experimental.AutoShardPolicy.OFF  # every worker predicts every record
+    assert all(d.options().experimental_distribute.auto_shard_policy == off for d in Echo.datasets)
+    np.testing.assert_array_equal(bucketed["uid"], fixed["uid"])
+    np.testing.assert_array_equal(fixed["uid"][:, 0], np.arange(300))  # file order
+    np.testing.assert_array_equal(bucketed["total"], fixed["total"])
+    computed = np.isfinite(bucketed["tokens"])  # positions up to the bucket, -inf past it
+    widths = computed.sum(1)
+    assert set(widths) <= set(bucketing.bucket_lengths(L)) and len(set(widths)) >= 3
+    assert (widths >= lengths).all()
+    np.testing.assert_array_equal(computed, np.arange(L)[None] < widths[:, None])
+    np.testing.assert_array_equal(bucketed["tokens"][computed], fixed["tokens"][computed])
+    with pytest.raises(ValueError, match="train.tf_record: 300 records, expected 299"):
+        predict_records(model, records, SPEC, 299, 8, seq_length=L)
+
+
+def _lengths(path):
+    ds = tf.data.TFRecordDataset(path).map(lambda s: decode(s, SPEC))
+    return np.array([int(r["length"][0]) for r in ds])
 
 
 def test_bucketed_run_under_mirrored_evaluates_as_fixed_length(fixtures_dir, data_dir):
