@@ -76,7 +76,7 @@ def records_dataset(path, spec: dict, batch_size: int, is_training: bool,
         if pipelines > 1:
             ds = ds.shard(pipelines, input_context.input_pipeline_id)
         ds = shuffled_epochs(ds, 10000, seed)
-        # one bucket (max_seq_length ≤ 32): nothing to cut, Google's order; several input
+        # one bucket (max_seq_length ≤ 16): nothing to cut, Google's order; several input
         # pipelines (hosts) would draw their buckets apart, and TPU replicas must share shapes
         if seq_length and pipelines == 1 and len(bucketing.bucket_lengths(seq_length)) > 1:
             replicas = max(1, input_context.num_replicas_in_sync) if input_context else 1
