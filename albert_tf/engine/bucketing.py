@@ -13,20 +13,23 @@ from typing import Optional, Sequence
 import numpy as np
 import tensorflow as tf
 
-SMALLEST_BUCKET = 32
+SMALLEST_BUCKET = 16
 WINDOW_BATCHES = 16  # training: batches sorted together per window (see bucketed_batches)
 
 
 def bucket_lengths(max_seq_length: int, smallest: int = SMALLEST_BUCKET) -> tuple:
-    """The fixed bucket set: powers of two from `smallest` below max_seq_length, then
-    max_seq_length itself, e.g. 512 → (32, 64, 128, 256, 512), 384 → (32, 64, 128, 256, 384)."""
+    """The fixed bucket set: `smallest` times 1, 2, 3, 4, 6, 8, 12, 16, … (2^k and 3·2^k, the
+    multiples of `smallest` from the third bucket on at most 1.5x the one before) below
+    max_seq_length, then max_seq_length itself: at most 1.5x padding per bucket for few shapes.
+    512 → (16, 32, 48, 64, 96, 128, 192, 256, 384, 512), 128 → (16, 32, 48, 64, 96, 128),
+    100 → (16, 32, 48, 64, 96, 100); max_seq_length ≤ smallest → one bucket (nothing is cut)."""
     if max_seq_length < 1 or smallest < 1:
         raise ValueError(f"bucket_lengths: lengths must be positive, got {max_seq_length}, {smallest}")
-    lengths, b = [], smallest
-    while b < max_seq_length:
-        lengths.append(b)
-        b *= 2
-    return tuple(lengths) + (max_seq_length,)
+    ladder, power = [], smallest
+    while power < max_seq_length:
+        ladder += [power, power * 3 // 2] if power >= 2 * smallest else [power]
+        power *= 2
+    return tuple(b for b in ladder if b < max_seq_length) + (max_seq_length,)
 
 
 def token_features(spec: dict, seq_length: int) -> dict:

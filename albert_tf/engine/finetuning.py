@@ -76,7 +76,7 @@ def records_dataset(path, spec: dict, batch_size: int, is_training: bool,
         if pipelines > 1:
             ds = ds.shard(pipelines, input_context.input_pipeline_id)
         ds = shuffled_epochs(ds, 10000, seed)
-        # one bucket (max_seq_length ≤ 32): nothing to cut, Google's order; several input
+        # one bucket (max_seq_length ≤ 16): nothing to cut, Google's order; several input
         # pipelines (hosts) would draw their buckets apart, and TPU replicas must share shapes
         if seq_length and pipelines == 1 and len(bucketing.bucket_lengths(seq_length)) > 1:
             replicas = max(1, input_context.num_replicas_in_sync) if input_context else 1
@@ -93,8 +93,12 @@ def _padded_in_order(ds, spec, num_records, batch_size):
     pad = (-num_records) % batch_size
     if pad:
         ds = ds.concatenate(tf.data.Dataset.from_tensors(fake_record(spec)).repeat(pad))
-    # every worker predicts every record (in order) under multi-worker strategies; Keras'
-    # default FILE auto-sharding fails on one file and would split the outputs across hosts
+    return _every_worker(ds)
+
+
+def _every_worker(ds):
+    """`ds` predicted whole by every worker (in order) under multi-worker strategies; Keras'
+    default FILE auto-sharding fails on one file and would split the outputs across hosts."""
     options = tf.data.Options()
     options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
     return ds.with_options(options)
@@ -104,10 +108,11 @@ def predict_records(model, path, spec, num_records: int, batch_size: int,
                     seq_length: Optional[int] = None, token_outputs: tuple = ()) -> dict:
     """Model outputs for every real record, in file order, as numpy arrays.
 
-    With `seq_length` (and bucketing on, see `bucket_by_length`) records are predicted bucket by
-    bucket, each batch cut to its bucket length, and the outputs put back in file order; the
-    per-token outputs named in `token_outputs` are padded back to seq_length with -inf (the
-    positions past the bucket were never computed: padding, not candidates)."""
+    With `seq_length` (and bucketing on, see `bucket_by_length`) the file is read once into
+    memory (eval/predict sets are dev/test sets), the records predicted bucket by bucket, each
+    batch cut to its bucket length, and the outputs put back in file order; the per-token
+    outputs named in `token_outputs` are padded back to seq_length with -inf (the positions
+    past the bucket were never computed: padding, not candidates)."""
     if not seq_length or not _BUCKETING.get() or len(bucketing.bucket_lengths(seq_length)) == 1:
         ds = records_dataset(path, spec, batch_size, is_training=False, num_records=num_records)
         outputs = model.predict(ds, verbose=0)
@@ -115,27 +120,50 @@ def predict_records(model, path, spec, num_records: int, batch_size: int,
     return _predict_bucketed(model, path, spec, num_records, batch_size, seq_length, token_outputs)
 
 
+def _read_all(path, spec: dict) -> dict:
+    """Every record of `path` decoded in one pass, as {name: numpy array [records, length]}
+    (int64 features as int32, as `decode` gives them)."""
+    parts = {name: [] for name in spec}
+    ds = tf.data.TFRecordDataset(str(path)).batch(1024).map(lambda s: decode(s, spec),
+                                                            num_parallel_calls=tf.data.AUTOTUNE)
+    for batch in ds.prefetch(tf.data.AUTOTUNE):
+        for name, value in batch.items():
+            parts[name].append(value.numpy())
+    empty = {"int64": np.int32, "float": np.float32}
+    return {name: np.concatenate(parts[name]) if parts[name]
+            else np.zeros((0, length), empty[kind]) for name, (kind, length) in spec.items()}
+
+
+def _bucket_dataset(arrays, members, tokens, seq_length, length, batch_size):
+    """Batches of the records `members` (-1: a fake record of zeros, is_real_example 0), in
+    that order, every per-token feature cut to `length` positions per row."""
+    fake = members < 0
+    rows = {}
+    for name, value in arrays.items():
+        x = value[np.where(fake, 0, members)]
+        x[fake] = 0
+        if name in tokens:
+            x = x.reshape(len(x), tokens[name], seq_length)[:, :, :length]
+            x = np.ascontiguousarray(x).reshape(len(x), tokens[name] * length)
+        rows[name] = x
+    ds = tf.data.Dataset.from_tensor_slices(rows).batch(batch_size, drop_remainder=True)
+    return _every_worker(ds).prefetch(tf.data.AUTOTUNE)
+
+
 def _predict_bucketed(model, path, spec, num_records, batch_size, seq_length, token_outputs):
     tokens = bucketing.token_features(spec, seq_length)
-    rows = tokens["input_mask"]
-    mask_spec = {"input_mask": spec["input_mask"]}
-    masks = tf.data.TFRecordDataset(str(path)).batch(1024).map(lambda s: decode(s, mask_spec))
-    lengths = np.concatenate([bucketing.record_lengths(m["input_mask"], rows, seq_length).numpy()
-                              for m in masks] or [np.zeros(0, np.int32)])
-    if len(lengths) != num_records:
-        raise ValueError(f"{path}: {len(lengths)} records, expected {num_records}")
+    arrays = _read_all(path, spec)
+    count = len(arrays["input_mask"])
+    if count != num_records:
+        raise ValueError(f"{path}: {count} records, expected {num_records}")
+    lengths = (bucketing.record_lengths(arrays["input_mask"], tokens["input_mask"],
+                                        seq_length).numpy() if count else np.zeros(0, np.int32))
     results = {}
     for length, members in bucketing.eval_batches_plan(lengths, batch_size,
                                                        bucketing.bucket_lengths(seq_length)):
         real = members[members >= 0]
-        chosen = np.zeros(num_records, bool)
-        chosen[real] = True
-        chosen = tf.constant(chosen)
-        ds = tf.data.TFRecordDataset(str(path)).enumerate().filter(lambda i, s: chosen[i])
-        ds = _padded_in_order(ds.map(lambda i, s: decode(s, spec)), spec, len(real), batch_size)
-        ds = ds.batch(batch_size, drop_remainder=True).map(
-            lambda b, n=int(length): bucketing.slice_batch(b, tokens, seq_length, n))
-        outputs = model.predict(ds.prefetch(tf.data.AUTOTUNE), verbose=0)
+        ds = _bucket_dataset(arrays, members, tokens, seq_length, length, batch_size)
+        outputs = model.predict(ds, verbose=0)
         for name, value in outputs.items():
             value = np.asarray(value)[:len(real)]
             if name in token_outputs and value.shape[1] < seq_length:

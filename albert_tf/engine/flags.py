@@ -43,7 +43,7 @@ def define_finetuning_flags(**defaults):
     flags.DEFINE_integer("log_every_steps", 100, "Steps between steps/s log lines.")
     flags.DEFINE_integer("seed", 12345, "Seed of the training-data shuffle.")
     flags.DEFINE_bool("bucket_by_length", True,
-                      "Cut each batch to the smallest of a fixed set of lengths (32, 64, ... "
+                      "Cut each batch to the smallest of a fixed set of lengths (16, 32, 48, 64, 96, ... "
                       "max_seq_length) that holds its records; --nobucket_by_length keeps "
                       "Google's max_seq_length batches. Eval/predict results are the same.")
     distribute.define_distribution_flags()

@@ -6,8 +6,8 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.engine import bucketing
-from albert_tf.engine.finetuning import records_dataset
-from albert_tf.engine.records import write_records
+from albert_tf.engine.finetuning import bucket_by_length, predict_records, records_dataset
+from albert_tf.engine.records import decode, write_records
 
 L = 128
 SPEC = {"input_ids": ("int64", L), "input_mask": ("int64", L), "uid": ("int64", 1),
@@ -35,21 +35,29 @@ def _batches(path, n, seed=7, ctx=None, batch=4):
 
 
 def test_bucket_lengths_are_a_fixed_set():
-    assert bucketing.bucket_lengths(512) == (32, 64, 128, 256, 512)
-    assert bucketing.bucket_lengths(384) == (32, 64, 128, 256, 384)
-    assert bucketing.bucket_lengths(48) == (32, 48)
-    assert bucketing.bucket_lengths(32) == (32,)
-    assert bucketing.bucket_lengths(20) == (20,)
+    assert bucketing.bucket_lengths(512) == (16, 32, 48, 64, 96, 128, 192, 256, 384, 512)
+    assert bucketing.bucket_lengths(384) == (16, 32, 48, 64, 96, 128, 192, 256, 384)
+    assert bucketing.bucket_lengths(128) == (16, 32, 48, 64, 96, 128)
+    assert bucketing.bucket_lengths(100) == (16, 32, 48, 64, 96, 100)
+    assert bucketing.bucket_lengths(1024)[-3:] == (512, 768, 1024)
+    assert bucketing.bucket_lengths(24) == (16, 24)
+    assert bucketing.bucket_lengths(16) == (16,)  # one bucket: nothing is cut
+    assert bucketing.bucket_lengths(10) == (10,)
+    assert bucketing.bucket_lengths(512, smallest=32) == (32, 64, 96, 128, 192, 256, 384, 512)
+    ladder = bucketing.bucket_lengths(4096)
+    assert all(b % 16 == 0 for b in ladder)
+    assert all(b <= 1.5 * a for a, b in zip(ladder[1:], ladder[2:]))  # ≤1.5x padding waste
 
 
 def test_training_batches_keep_the_batch_size_and_every_token(records):
-    seen = set()
+    seen, buckets = set(), bucketing.bucket_lengths(L)
     for b in _batches(records, 48):
         width = b["input_ids"].shape[1]
         assert b["input_ids"].shape[0] == 4 and b["uid"].shape == (4, 1)
-        assert width in bucketing.bucket_lengths(L) and b["input_mask"].shape == (4, width)
+        assert width in buckets and b["input_mask"].shape == (4, width)
         np.testing.assert_array_equal(b["input_mask"].sum(1), b["length"][:, 0])  # none cut
-        assert b["length"].max() > (width // 2 if width > 32 else 0)  # the smallest bucket that fits
+        below = buckets.index(width)
+        assert b["length"].max() > (buckets[below - 1] if below else 0)  # the smallest that fits
         seen.add(width)
     assert len(seen) >= 3  # the data spans several buckets
 
@@ -90,13 +98,59 @@ def test_one_bucket_or_several_pipelines_keep_googles_batches(records):
 
 
 def test_eval_plan_covers_every_record_once_in_whole_batches():
-    lengths = np.array([5, 40, 33, 128, 0, 64, 65, 31, 32])
+    lengths = np.array([5, 40, 33, 128, 0, 64, 65, 31, 32, 16, 17, 97])
     plan = bucketing.eval_batches_plan(lengths, 4, bucketing.bucket_lengths(128))
     members = np.concatenate([m for _, m in plan])
     assert sorted(members[members >= 0]) == list(range(len(lengths)))
     for length, m in plan:
         assert len(m) % 4 == 0 and all(lengths[i] <= length for i in m if i >= 0)
-    assert [b for b, _ in plan] == [32, 64, 128]
+    assert [(b, sorted(m[m >= 0])) for b, m in plan] == [
+        (16, [0, 4, 9]), (32, [7, 8, 10]), (48, [1, 2]), (64, [5]), (96, [6]), (128, [3, 11])]
+
+
+class Echo(tf.keras.Model):
+    """Each record's uid, the sum of its ids and its ids doubled per token; remembers the datasets
+    it predicts."""
+    datasets: list = []
+
+    def predict(self, x, **kwargs):
+        Echo.datasets.append(x)
+        return super().predict(x, **kwargs)
+
+    def call(self, inputs):
+        ids = tf.cast(inputs["input_ids"], tf.float32)
+        return {"uid": inputs["uid"], "total": tf.reduce_sum(ids, axis=1), "tokens": 2.0 * ids}
+
+
+def test_bucketed_prediction_reads_the_file_once_and_equals_fixed(records, monkeypatch):
+    model = Echo()
+    with bucket_by_length(False):
+        fixed = predict_records(model, records, SPEC, 300, 8, seq_length=L)
+    lengths = _lengths(records)
+    opened, reader = [], tf.data.TFRecordDataset
+    monkeypatch.setattr(tf.data, "TFRecordDataset", lambda *a, **k: opened.append(a) or reader(*a, **k))
+    Echo.datasets.clear()
+    bucketed = predict_records(model, records, SPEC, 300, 8, seq_length=L, token_outputs=("tokens",))
+    assert len(opened) == 1  # one pass over the file, whatever the number of buckets
+    assert len(Echo.datasets) >= 3  # one predict per bucket used
+    off = tf.data.experimental.AutoShardPolicy.OFF  # every worker predicts every record
+    assert all(d.options().experimental_distribute.auto_shard_policy == off for d in Echo.datasets)
+    np.testing.assert_array_equal(bucketed["uid"], fixed["uid"])
+    np.testing.assert_array_equal(fixed["uid"][:, 0], np.arange(300))  # file order
+    np.testing.assert_array_equal(bucketed["total"], fixed["total"])
+    computed = np.isfinite(bucketed["tokens"])  # positions up to the bucket, -inf past it
+    widths = computed.sum(1)
+    assert set(widths) <= set(bucketing.bucket_lengths(L)) and len(set(widths)) >= 3
+    assert (widths >= lengths).all()
+    np.testing.assert_array_equal(computed, np.arange(L)[None] < widths[:, None])
+    np.testing.assert_array_equal(bucketed["tokens"][computed], fixed["tokens"][computed])
+    with pytest.raises(ValueError, match="train.tf_record: 300 records, expected 299"):
+        predict_records(model, records, SPEC, 299, 8, seq_length=L)
+
+
+def _lengths(path):
+    ds = tf.data.TFRecordDataset(path).map(lambda s: decode(s, SPEC))
+    return np.array([int(r["length"][0]) for r in ds])
 
 
 def test_bucketed_run_under_mirrored_evaluates_as_fixed_length(fixtures_dir, data_dir):
@@ -117,7 +171,7 @@ def test_bucketed_run_under_mirrored_evaluates_as_fixed_length(fixtures_dir, dat
 
 
 def test_bucketed_resume_equals_unbroken_run(fixtures_dir, data_dir, tmp_path):
-    """CoLA at max_seq_length 64 (batches of 32 and 64): restarted from ckpt-2, a run ends at
+    """CoLA at max_seq_length 64 (batches of 16, 32, 48 or 64): restarted from ckpt-2, a run ends at
     ckpt-4 where an unbroken one ends."""
     import os
     import shutil

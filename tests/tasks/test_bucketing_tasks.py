@@ -47,7 +47,7 @@ def test_glue_bucketed_equals_fixed(tiny, fixtures_dir, data_dir, tmp_path):
     from albert_tf.tasks.glue.task import GlueTask, classifier_model_fn
     encoder = TextEncoder.from_files(str(fixtures_dir / "spm.model"), do_lower_case=True)
     task = GlueTask("sst-2", str(data_dir), encoder, 64, str(tmp_path))
-    assert len(_buckets_used(task.records("dev")[0], task.spec, 64)) == 2
+    assert len(_buckets_used(task.records("dev")[0], task.spec, 64)) >= 2
     model = _model(classifier_model_fn(tiny[0], task), tiny[1])
     (pf, of), (pb, ob) = _both(lambda: task.predictions(model, "dev", 8))
     np.testing.assert_allclose(ob["probabilities"], of["probabilities"], atol=1e-5)
@@ -85,7 +85,7 @@ def test_squad_bucketed_equals_fixed(version, tiny, fixtures_dir, tmp_path):
     task = SquadTask(settings, FullTokenizer(spm_model_file=spm), spm, str(tmp_path),
                      predict_file=str(tmp_path / "dev.json"))
     _, features, path, n = task.predict_data()
-    assert len(_buckets_used(path, task.predict_spec, 64)) == 2
+    assert len(_buckets_used(path, task.predict_spec, 64)) >= 2
     model = _model(squad_model_fn(tiny[0], settings), tiny[1])
     fixed, bucketed = _both(lambda: task.predict(model, 8))
     assert bucketed[0] == fixed[0]  # the same answer for every question
@@ -121,7 +121,7 @@ def test_race_bucketed_equals_fixed(tiny, fixtures_dir, tmp_path):
     _write_race(tmp_path, 12, 0)
     encoder = TextEncoder.from_files(str(fixtures_dir / "spm.model"))
     task = RaceTask(str(tmp_path), encoder, 64, str(tmp_path / "cache"), max_qa_length=16)
-    assert len(_buckets_used(task.records("dev")[0], task.spec, 64)) == 2
+    assert len(_buckets_used(task.records("dev")[0], task.spec, 64)) >= 2
     model = _model(race_model_fn(tiny[0], 0.0), tiny[1])
     fixed, bucketed = _both(lambda: task._probabilities(model, "dev", 4))
     np.testing.assert_allclose(bucketed, fixed, atol=1e-5)
