@@ -43,23 +43,22 @@ class AttentionSublayer(keras.layers.Layer):
         self.layer_norm.build(shape)
         self.built = True
 
-    def _split_heads(self, x):
-        b, t = ops.shape(x)[0], ops.shape(x)[1]
-        return ops.reshape(x, (b, t, self.num_heads, self.head_size))
-
     def call(self, x, adder, training=None):
-        q = self._split_heads(self.query(x))
-        k = self._split_heads(self.key(x))
-        v = self._split_heads(self.value(x))
-        scores = ops.einsum("btnd,bsnd->bnts", q, k) * (1.0 / math.sqrt(self.head_size))
+        b, t, h = ops.shape(x)[0], ops.shape(x)[1], self.config.hidden_size
+        flat = ops.reshape(x, (-1, h))  # [B·T, H]: see FeedForwardSublayer.call
+        heads = (b, t, self.num_heads, self.head_size)
+        # the 1/sqrt(D) scale on the queries [B,T,H], not on the scores [B,heads,T,T]: fewer
+        # multiplies, and exact for D = 64 (0.125, a power of two), the released models' head size
+        q = ops.reshape(self.query(flat) * (1.0 / math.sqrt(self.head_size)), heads)
+        k = ops.reshape(self.key(flat), heads)
+        v = ops.reshape(self.value(flat), heads)
+        scores = ops.einsum("btnd,bsnd->bnts", q, k)
         scores = ops.cast(scores, "float32") + ops.cast(adder, "float32")
         probs = ops.cast(ops.softmax(scores, axis=-1), self.compute_dtype)
         probs = self.attention_dropout(probs, training=training)
-        context = ops.einsum("bnts,bsnd->btnd", probs, v)
-        b, t = ops.shape(x)[0], ops.shape(x)[1]
-        context = ops.reshape(context, (b, t, self.config.hidden_size))
+        context = ops.reshape(ops.einsum("bnts,bsnd->btnd", probs, v), (-1, h))
         attended = self.output_dropout(self.output_dense(context), training=training)
-        return ops.cast(self.layer_norm(x + attended), self.compute_dtype)
+        return ops.reshape(ops.cast(self.layer_norm(flat + attended), self.compute_dtype), (b, t, h))
 
     def get_config(self):
         return {**super().get_config(), "config": self.config.to_dict()}
@@ -84,8 +83,12 @@ class FeedForwardSublayer(keras.layers.Layer):
         self.built = True
 
     def call(self, x, training=None):
-        y = self.dropout(self.output_dense(self.intermediate(x)), training=training)
-        return ops.cast(self.layer_norm(x + y), self.compute_dtype)
+        # Dense layers on 2-D [B·T, H] rows, not [B,T,H]: then TensorFlow's grappler fuses each
+        # MatMul with its bias add (and GELU) into one oneDNN kernel; on 3-D inputs it cannot
+        shape = ops.shape(x)
+        flat = ops.reshape(x, (-1, self.config.hidden_size))
+        y = self.dropout(self.output_dense(self.intermediate(flat)), training=training)
+        return ops.reshape(ops.cast(self.layer_norm(flat + y), self.compute_dtype), shape)
 
     def get_config(self):
         return {**super().get_config(), "config": self.config.to_dict()}
