@@ -15,6 +15,7 @@ of the same dtype measured in the same process.
     python bench/bench_full_length.py                  # ALBERT-base, seq 128, batch 8
     python bench/bench_full_length.py --quick          # hidden 256, 4 layers: ~2 min on 2 cores
     python bench/bench_full_length.py --dtypes float32 --modes predict
+    python bench/bench_full_length.py --op_profile 12   # + where albert_tf's step spends its time
 
 Ends with one JSON line per (dtype, mode).
 """
@@ -107,7 +108,34 @@ def step_functions(model, x, labels, mode: str, jit: bool = False):
     return train
 
 
-def bench(c, dtype, mode, batch, seq, calls, rounds, jit=False):
+def op_profile(fn, top: int) -> list:
+    """[(op type, ms, count)] of one call of `fn` from a TensorFlow profiler trace: thread time
+    summed per op type (ops run in parallel, so the sum can exceed the call's wall time)."""
+    import collections
+    import glob
+    import tempfile
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+    with tempfile.TemporaryDirectory() as logdir:
+        tf.profiler.experimental.start(logdir)
+        fn()
+        tf.profiler.experimental.stop()
+        space = xplane_pb2.XSpace()
+        with open(glob.glob(f"{logdir}/plugins/profile/*/*.xplane.pb")[0], "rb") as f:
+            space.ParseFromString(f.read())
+    total, count = collections.Counter(), collections.Counter()
+    for plane in space.planes:
+        names = {k: v.name for k, v in plane.event_metadata.items()}
+        for line in plane.lines:
+            for event in line.events:
+                name = names.get(event.metadata_id, "")
+                op = name.rsplit(":", 1)[1] if ":" in name else ""  # "<node>:<op type>"
+                if op and op not in ("Process", "Run") and "__inference" not in op:
+                    total[op] += event.duration_ps / 1e9
+                    count[op] += 1
+    return [(op, round(ms, 1), count[op]) for op, ms in total.most_common(top)]
+
+
+def bench(c, dtype, mode, batch, seq, calls, rounds, jit=False, profile_top=0):
     keras.mixed_precision.set_global_policy(POLICIES[dtype])
     try:
         ours, hub = models(c)
@@ -124,6 +152,9 @@ def bench(c, dtype, mode, batch, seq, calls, rounds, jit=False):
                     out = fn()
                 out.numpy()
                 times[k].append((time.perf_counter() - t0) / calls)
+        if profile_top:
+            print(f"albert_tf {dtype} {mode}: ms per op type in one call:",
+                  op_profile(runs["ours"], profile_top), flush=True)
     finally:
         keras.mixed_precision.set_global_policy("float32")
     med = {k: float(np.median(v)) for k, v in times.items()}
@@ -141,6 +172,8 @@ def main():
     p.add_argument("--dtypes", default="float32,bfloat16")
     p.add_argument("--modes", default="predict,train")
     p.add_argument("--jit", action="store_true", help="both models' calls compiled with XLA")
+    p.add_argument("--op_profile", type=int, default=0, metavar="N",
+                   help="also print the N op types albert_tf's call spends most time in")
     a = p.parse_args()
     c = AlbertConfig.from_preset(f"albert_{a.shape}_v2", **(QUICK if a.quick else {}))
     calls, rounds = a.calls or (3 if a.quick else 2), a.rounds or (3 if a.quick else 5)
@@ -149,7 +182,7 @@ def main():
     for dtype in a.dtypes.split(","):
         gflops = gemm_gflops(dtype)
         for mode in a.modes.split(","):
-            r = bench(c, dtype, mode, a.batch, a.seq, calls, rounds, a.jit)
+            r = bench(c, dtype, mode, a.batch, a.seq, calls, rounds, a.jit, a.op_profile)
             work = forward_flops(c, 1, a.seq) * (3 if mode == "train" else 1)
             lines.append({"shape": shape, "seq": a.seq, "batch": a.batch, "dtype": dtype, "mode": mode,
                           "jit": a.jit,

@@ -8,7 +8,7 @@ import math
 import keras
 from keras import ops
 
-from albert_tf.modeling.activations import get_activation
+from albert_tf.modeling.activations import get_activation, get_training_activation
 from albert_tf.modeling.common import dense, layer_norm
 
 
@@ -70,8 +70,9 @@ class FeedForwardSublayer(keras.layers.Layer):
     def __init__(self, config, **kwargs):
         super().__init__(**kwargs)
         self.config = config
-        self.intermediate = dense(config.intermediate_size, config, "intermediate",
-                                  activation=get_activation(config.hidden_act))
+        self.intermediate = dense(config.intermediate_size, config, "intermediate")
+        self.activation = get_activation(config.hidden_act)
+        self.training_activation = get_training_activation(config.hidden_act)
         self.output_dense = dense(config.hidden_size, config, "output_dense")
         self.dropout = keras.layers.Dropout(config.hidden_dropout_prob)
         self.layer_norm = layer_norm("ffn_layer_norm")
@@ -87,7 +88,8 @@ class FeedForwardSublayer(keras.layers.Layer):
         # MatMul with its bias add (and GELU) into one oneDNN kernel; on 3-D inputs it cannot
         shape = ops.shape(x)
         flat = ops.reshape(x, (-1, self.config.hidden_size))
-        y = self.dropout(self.output_dense(self.intermediate(flat)), training=training)
+        act = self.training_activation if training else self.activation
+        y = self.dropout(self.output_dense(act(self.intermediate(flat))), training=training)
         return ops.reshape(ops.cast(self.layer_norm(flat + y), self.compute_dtype), shape)
 
     def get_config(self):
