@@ -121,7 +121,8 @@ def write_corpus(documents, path) -> str:
 
 def plot_curves(history: list, path: str, mlm_chance: float | None = None,
                 sop_majority: float | None = None) -> str:
-    """PNG with the held-out MLM and SOP loss and accuracy at every checkpoint, chance dashed."""
+    """PNG with the held-out MLM and SOP loss and accuracy at every evaluation (the untrained
+    model at step 0, then every checkpoint), chance dashed."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -141,7 +142,7 @@ def plot_curves(history: list, path: str, mlm_chance: float | None = None,
         axes[1].axhline(mlm_chance, color="C0", ls="--", lw=1,
                         label=f"MLM chance (most frequent piece, {mlm_chance:.3f})")
     axes[1].set_xlabel("step"), axes[1].set_ylabel("held-out accuracy"), axes[1].set_ylim(0, 1)
-    axes[1].legend(fontsize=8)
+    axes[1].legend(fontsize=8, loc="upper right", ncol=2)  # above the curves and chance lines
     fig.suptitle("ALBERT pretraining demo (pydoc_data.topics + stdlib docstrings)")
     fig.tight_layout()
     tmp = path + ".tmp.png"
