@@ -198,10 +198,10 @@ def initial_eval(config, popts) -> dict:
     """The held-out metrics of the untrained model (step 0): the same seed as the training, so
     the same initial weights; evaluated like every checkpoint (all held-out batches)."""
     import keras
+    import tensorflow as tf
     from albert_tf.engine.compiling import compile_for_inference
     from albert_tf.modeling.models import AlbertPretrainer
     from albert_tf.pretraining.task import make_evaluate_fn
-    import tensorflow as tf
     keras.utils.set_random_seed(popts.seed)
     model = compile_for_inference(AlbertPretrainer(config), jit_compile=popts.jit_compile)
     results = make_evaluate_fn(popts, tf.distribute.get_strategy())(model)
