@@ -25,7 +25,12 @@ def test_demo_end_to_end_small(tmp_path):
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     history = json.loads((out / "model" / "eval_history.json").read_text())
     assert [h["global_step"] for h in history] == [10, 20]
-    assert json.loads((out / "demo_summary.json").read_text())["held_out"]["global_step"] == 20
+    written = json.loads((out / "demo_summary.json").read_text())
+    assert written["held_out"]["global_step"] == 20
+    assert written["jit_compile"] is DEMO["jit_compile"]  # the demo's default: XLA
+    assert written["initial_eval"]["global_step"] == 0  # the untrained model, drawn at step 0
+    assert written["held_out"]["masked_lm_accuracy"] == history[-1]["masked_lm_accuracy"]
+    assert {"wall_minutes", "cpu_minutes", "load_average"} <= set(written)
 
 
 def test_demo_held_out_set_is_large_and_never_trained_on(tmp_path):
