@@ -70,8 +70,8 @@ class FeedForwardSublayer(keras.layers.Layer):
     def __init__(self, config, **kwargs):
         super().__init__(**kwargs)
         self.config = config
-        self.intermediate = dense(config.intermediate_size, config, "intermediate")
-        self.activation = get_activation(config.hidden_act)
+        self.intermediate = dense(config.intermediate_size, config, "intermediate",
+                                  activation=get_activation(config.hidden_act))
         self.training_activation = get_training_activation(config.hidden_act)
         self.output_dense = dense(config.hidden_size, config, "output_dense")
         self.dropout = keras.layers.Dropout(config.hidden_dropout_prob)
@@ -88,9 +88,18 @@ class FeedForwardSublayer(keras.layers.Layer):
         # MatMul with its bias add (and GELU) into one oneDNN kernel; on 3-D inputs it cannot
         shape = ops.shape(x)
         flat = ops.reshape(x, (-1, self.config.hidden_size))
-        act = self.training_activation if training else self.activation
-        y = self.dropout(self.output_dense(act(self.intermediate(flat))), training=training)
+        y = self.dropout(self.output_dense(self._intermediate(flat, training)), training=training)
         return ops.reshape(ops.cast(self.layer_norm(flat + y), self.compute_dtype), shape)
+
+    def _intermediate(self, flat, training):
+        """act(W_1·x + b_1). Inference calls the Dense layer itself (its MatMul, bias add and GELU
+        fuse into one oneDNN kernel); training applies the activation with its cheaper
+        hand-written gradient (the pre-activation is kept for the backward pass anyway)."""
+        if not training or self.training_activation is self.intermediate.activation:
+            return self.intermediate(flat)
+        kernel = ops.cast(self.intermediate.kernel, self.compute_dtype)
+        bias = ops.cast(self.intermediate.bias, self.compute_dtype)
+        return self.training_activation(ops.matmul(flat, kernel) + bias)
 
     def get_config(self):
         return {**super().get_config(), "config": self.config.to_dict()}
