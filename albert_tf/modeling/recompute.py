@@ -33,24 +33,29 @@ def _add(a, b):
     return b if a is None else a if b is None else a + b
 
 
-def _after(x, dy):
-    """`x`, made to depend on `dy` by data (as tf.recompute_grad does: XLA ignores control
-    dependencies), so a block is recomputed only once its output's gradient exists — not all
-    blocks up front, which would keep every block's activations again."""
-    elem = tf.reduce_max(tf.reshape(dy, [-1])[:1])
+def _after(x, tensors):
+    """`x`, made to depend on `tensors` by data (as tf.recompute_grad does: XLA ignores control
+    dependencies). On the output's gradient: a block is recomputed only once it exists, not all
+    blocks up front (which would keep every block's activations again). On the running sums:
+    they are done before the next block starts, and each has a second consumer, so grappler's
+    arithmetic optimizer cannot fold the chain `((g_L + g_L-1) + ...) + g_1` back into one AddN
+    over all L gradients (its AddOpsRewrite absorbs only single-consumer adds)."""
+    firsts = [tf.reduce_max(tf.cast(tf.reshape(t, [-1])[:1], tf.float32)) for t in tensors]
+    elem = tf.reduce_sum(tf.stack(firsts))  # (an empty dy gives -inf: still no NaN)
     dep = tf.where(tf.equal(elem, elem), 0.0, float("nan"))
     return tf.identity(x) + tf.cast(dep, x.dtype)
 
 
-def _block_backward(block, x, adder, dy, generators, saved, variables):
+def _block_backward(block, x, adder, dy, generators, saved, variables, sums):
     """Recomputes one block application from its input `x` with the dropout states `saved` of its
     forward call (so it draws the same masks), puts the states back as it found them, and returns
-    (gradient w.r.t. x, gradients w.r.t. `variables`; None for those the block does not read)."""
+    (gradient w.r.t. x, gradients w.r.t. `variables`; None for those the block does not read).
+    It starts once `dy` and `sums` (the running sums the previous block added to) exist."""
     found = _states(generators)
     for g, value in zip(generators, saved):
         g.state.assign(value)
     with tf.GradientTape() as tape:
-        x = _after(x, dy)
+        x = _after(x, [dy] + sums)
         tape.watch(x)
         out = block(x, adder, training=True)
     with tf.control_dependencies([out]):
@@ -81,14 +86,15 @@ def recomputed_layers(blocks, hidden, adder):
         def grad_fn(*output_grads, variables=None):
             variables = list(variables or [])
             sums = [None] * len(variables)
-            dx = None
+            dx, fresh = None, []
             for i in reversed(range(len(blocks))):
                 dy = _add(output_grads[i], dx)
                 if dy is None:
                     dy = tf.zeros_like(outputs[i])
                 dx, grads = _block_backward(blocks[i], inputs[i], mask_adder, dy,
-                                            generators[i], saved[i], variables)
+                                            generators[i], saved[i], variables, fresh)
                 sums = [_add(s, g) for s, g in zip(sums, grads)]
+                fresh = [s for s, g in zip(sums, grads) if g is not None]
             return [dx, None], sums
         return outputs, grad_fn
     return run(hidden, adder)
