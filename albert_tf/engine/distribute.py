@@ -38,7 +38,8 @@ def define_distribution_flags():
                          "Micro-batches per optimizer update (one update = one step on their concatenation).")
     flags.DEFINE_bool("recompute_grad", False,
                       "Recompute each shared Transformer block's activations in the backward pass "
-                      "(tf.recompute_grad): the same gradients, less activation memory, more time.")
+                      "(one custom gradient over the layer loop, docs/performance.md): the same "
+                      "gradients, less activation memory, more time.")
 
 
 def _tpu_strategy(tpu, zone, project):

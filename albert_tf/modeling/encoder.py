@@ -1,36 +1,9 @@
 """The cross-layer parameter-sharing encoder (paper §3.1), with Google's groups and inner groups."""
 import keras
 
+from albert_tf.modeling.recompute import recomputed_layers
 from albert_tf.modeling.transformer import (AttentionSublayer, FeedForwardSublayer,
                                             TransformerBlock, attention_mask_adder)
-
-
-def recomputed_block(block, hidden, adder):
-    """A training call of `block` under tf.recompute_grad: its activations are recomputed in the
-    backward pass instead of kept. The recomputation (every call of `run` after the first) sets
-    the dropout seed states to their values at the forward call, so it draws the forward pass's
-    masks, and then back to where it found them: the states advance as without recompute."""
-    import tensorflow as tf
-    generators = [layer.seed_generator for layer in
-                  (block.attention.attention_dropout, block.attention.output_dropout, block.ffn.dropout)
-                  if getattr(layer, "seed_generator", None) is not None]
-    saved = [tf.identity(g.state.value) for g in generators]
-    calls = []
-
-    def run(x, mask_adder):
-        recomputing = bool(calls)
-        calls.append(1)
-        found = [tf.identity(g.state.value) for g in generators] if recomputing else []
-        for g, value in zip(generators, saved):
-            g.state.assign(value)
-        out = block(x, mask_adder, training=True)
-        if recomputing:
-            with tf.control_dependencies([out]):
-                for g, value in zip(generators, found):
-                    g.state.assign(value)
-            out = tf.identity(out)
-        return out
-    return tf.recompute_grad(run)(hidden, adder)
 
 
 class SharedEncoder(keras.layers.Layer):
@@ -86,13 +59,12 @@ class SharedEncoder(keras.layers.Layer):
     def call(self, hidden, input_mask, training=None):
         """Returns the list of every block application's output (L × inner_group_num tensors)."""
         adder = attention_mask_adder(input_mask, "float32")
+        if training and self.config.recompute_grad:  # see albert_tf/modeling/recompute.py
+            return recomputed_layers([b for blocks in self._blocks for b in blocks], hidden, adder)
         outputs = []
         for layer_blocks in self._blocks:
             for block in layer_blocks:
-                if training and self.config.recompute_grad:
-                    hidden = recomputed_block(block, hidden, adder)
-                else:
-                    hidden = block(hidden, adder, training=training)
+                hidden = block(hidden, adder, training=training)
                 outputs.append(hidden)
         return outputs
 
