@@ -4,8 +4,8 @@
 `tf.custom_gradient` function. Its forward pass runs the blocks without recording, keeping only
 each block's input and its dropout seed states; its backward pass walks the blocks in reverse,
 recomputes each one's output under a GradientTape and adds that block's variable gradients into
-running sums at once. Why one function and not one `tf.recompute_grad` per block
-(`recomputed_block`, kept for reference and tests): a shared variable read by L block
+running sums at once. Why one function and not one `tf.recompute_grad` per block (the
+previous version): a shared variable read by L block
 applications gets L gradient tensors from TensorFlow's gradient machinery, summed (AddN) only
 once all L exist — for ALBERT-large's 12.6M-parameter block at 24 layers that is 24 × 50 MB of
 float32 gradients alive at once, more than the activations recompute saves.
@@ -99,27 +99,3 @@ def recomputed_layers(blocks, hidden, adder):
         return outputs, grad_fn
     return run(hidden, adder)
 
-
-def recomputed_block(block, hidden, adder):
-    """One training call of `block` under tf.recompute_grad (the per-block version, which keeps one
-    gradient per block application of each shared variable until all exist; see the module doc).
-    The recomputation sets the dropout seed states to their values at the forward call, so it draws
-    the forward pass's masks, and then back to where it found them."""
-    generators = dropout_generators(block)
-    saved = _states(generators)
-    calls = []
-
-    def run(x, mask_adder):
-        recomputing = bool(calls)
-        calls.append(1)
-        found = _states(generators) if recomputing else []
-        for g, value in zip(generators, saved):
-            g.state.assign(value)
-        out = block(x, mask_adder, training=True)
-        if recomputing:
-            with tf.control_dependencies([out]):
-                for g, value in zip(generators, found):
-                    g.state.assign(value)
-            out = tf.identity(out)
-        return out
-    return tf.recompute_grad(run)(hidden, adder)
