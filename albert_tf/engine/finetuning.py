@@ -140,12 +140,9 @@ def _bucket_dataset(arrays, members, tokens, seq_length, length, batch_size):
     fake = members < 0
     rows = {}
     for name, value in arrays.items():
-        x = value[np.where(fake, 0, members)]
-        x[fake] = 0
-        if name in tokens:
-            x = x.reshape(len(x), tokens[name], seq_length)[:, :, :length]
-            x = np.ascontiguousarray(x).reshape(len(x), tokens[name] * length)
-        rows[name] = x
+        rows[name] = value[np.where(fake, 0, members)]
+        rows[name][fake] = 0
+    rows = bucketing.slice_batch(rows, tokens, seq_length, int(length))
     ds = tf.data.Dataset.from_tensor_slices(rows).batch(batch_size, drop_remainder=True)
     return _every_worker(ds).prefetch(tf.data.AUTOTUNE)
 
