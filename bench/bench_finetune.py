@@ -1,4 +1,5 @@
-"""Benchmark of fine-tuning and prediction: albert_tf (length-bucketed, the default) against
+"""Benchmark of fine-tuning and prediction: albert_tf (length-bucketed and padding-free, the
+fine-tuning defaults) against
 keras-hub's AlbertTextClassifier (fixed length) at the same shape, random init both, on the same
 GLUE-length sentence pairs, plus the machine's raw GEMM rate.
 
@@ -121,15 +122,18 @@ def timed(fn):
     return time.perf_counter() - t0
 
 
-def bench_seq(c, seq, batch, steps, rounds, cache, spm_model_file, copies):
+def bench_seq(c, seq, batch, steps, rounds, cache, spm_model_file, copies, padding_free=True):
+    from albert_tf.modeling.padding_free import set_padding_free
     from albert_tf.modeling.tasks import AlbertClassifier
     path, n, spec = records(seq, cache, spm_model_file, copies)
-    ours = AlbertClassifier(c, 2, dropout_prob=0.0)
+    ours = set_padding_free(AlbertClassifier(c, 2, dropout_prob=0.0), padding_free)
     ours.compile(optimizer=keras.optimizers.Adam(1e-5))
     hub = keras_hub_model(c)
     train_ours = records_dataset(path, spec, batch, True, seed=1, seq_length=seq)
     train_hub = keras_hub_dataset(path, spec, batch, repeat=True)
-    lengths = [b["input_ids"].shape[1] for b in train_ours.take(steps)]
+    taken = list(train_ours.take(steps))
+    lengths = [b["input_ids"].shape[1] for b in taken]
+    real = [float(np.mean(np.sum(b["input_mask"].numpy() > 0, axis=1))) for b in taken]
     runs = {"ours_train": (lambda: ours.fit(train_ours, steps_per_epoch=steps, epochs=1, verbose=0)),
             "hub_train": (lambda: hub.fit(train_hub, steps_per_epoch=steps, epochs=1, verbose=0)),
             "ours_predict": (lambda: predict_records(ours, path, spec, n, batch, seq_length=seq)),
@@ -141,12 +145,13 @@ def bench_seq(c, seq, batch, steps, rounds, cache, spm_model_file, copies):
         for k, fn in runs.items():
             times[k].append(timed(fn))
     med = {k: float(np.median(v)) for k, v in times.items()}
-    return {"seq": seq, "records": n, "mean_bucket_length": float(np.mean(lengths)),
+    return {"seq": seq, "records": n, "padding_free": padding_free,
+            "mean_bucket_length": float(np.mean(lengths)), "mean_real_length": float(np.mean(real)),
             "albert_tf_train_ex_s": steps * batch / med["ours_train"],
             "keras_hub_train_ex_s": steps * batch / med["hub_train"],
             "albert_tf_predict_ex_s": n / med["ours_predict"],
             "keras_hub_predict_ex_s": n / med["hub_predict"],
-            "train_flops_per_example": flops_per_example(c, lengths)}
+            "train_flops_per_example": flops_per_example(c, real if padding_free else lengths)}
 
 
 def main():
@@ -158,6 +163,8 @@ def main():
     p.add_argument("--steps", type=int, default=None)
     p.add_argument("--rounds", type=int, default=None)
     p.add_argument("--copies", type=int, default=4, help="times the sample rows are repeated")
+    p.add_argument("--nopadding_free", action="store_true",
+                   help="albert_tf computes padded positions too (bucketed only)")
     p.add_argument("--spm_model_file", default=None, help="e.g. a release's 30k-clean.model")
     p.add_argument("--spm_vocab", type=int, default=8000,
                    help="pieces of the SentencePiece model trained in the run (no --spm_model_file)")
@@ -170,7 +177,8 @@ def main():
     with tempfile.TemporaryDirectory() as cache:
         spm_model_file = a.spm_model_file or bench_spm(cache, a.spm_vocab)
         for seq in map(int, a.seqs.split(",")):
-            r = bench_seq(c, seq, a.batch, steps, rounds, cache, spm_model_file, a.copies)
+            r = bench_seq(c, seq, a.batch, steps, rounds, cache, spm_model_file, a.copies,
+                          not a.nopadding_free)
             util = r["albert_tf_train_ex_s"] * r.pop("train_flops_per_example") / (gflops * 1e9)
             lines.append({"shape": shape, **r, "gemm_gflops": gflops,
                           "train_flops_utilisation": util})

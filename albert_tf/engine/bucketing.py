@@ -108,14 +108,23 @@ def bucketed_batches(records, spec: dict, seq_length: int, batch_size: int, seed
 
 
 def eval_batches_plan(lengths: np.ndarray, batch_size: int, buckets: Sequence[int]):
-    """[(bucket length, record indices)] for eval/predict: each bucket's records in file order,
-    padded with -1 (a fake record) to whole batches. Every record appears exactly once."""
+    """[(bucket length, batch size, record indices)] for eval/predict: each bucket's records in
+    file order, padded with -1 (a fake record) to whole batches. Every record appears once.
+
+    A bucket's batches hold as many positions as `batch_size` records at the longest bucket
+    (`buckets[-1]`, i.e. max_seq_length): batch_size × (buckets[-1] // length) records, a
+    multiple of batch_size (so of the replicas), no more than its records need. Short buckets
+    then run in few large calls instead of many tiny ones (per-call costs dominate tiny
+    batches), with the activation memory of a batch_size batch at max_seq_length; results do
+    not depend on the batch (each record is predicted alone)."""
     lengths = np.asarray(lengths)
     index = np.minimum(np.searchsorted(np.asarray(buckets), lengths, side="left"), len(buckets) - 1)
     plan = []
     for i, b in enumerate(buckets):
         members = np.flatnonzero(index == i)
         if len(members):
-            pad = (-len(members)) % batch_size
-            plan.append((int(b), np.concatenate([members, -np.ones(pad, np.int64)])))
+            needed = -(-len(members) // batch_size)  # batches of batch_size
+            batch = batch_size * max(1, min(buckets[-1] // int(b), needed))
+            pad = (-len(members)) % batch
+            plan.append((int(b), batch, np.concatenate([members, -np.ones(pad, np.int64)])))
     return plan

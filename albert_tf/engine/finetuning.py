@@ -40,6 +40,7 @@ class FineTuningOptions:
     seed: Optional[int] = 12345
     verbose: object = "auto"
     bucket_by_length: bool = True
+    padding_free: bool = True
 
 
 _BUCKETING = contextvars.ContextVar("bucket_by_length", default=True)
@@ -156,10 +157,10 @@ def _predict_bucketed(model, path, spec, num_records, batch_size, seq_length, to
     lengths = (bucketing.record_lengths(arrays["input_mask"], tokens["input_mask"],
                                         seq_length).numpy() if count else np.zeros(0, np.int32))
     results = {}
-    for length, members in bucketing.eval_batches_plan(lengths, batch_size,
-                                                       bucketing.bucket_lengths(seq_length)):
+    for length, batch, members in bucketing.eval_batches_plan(
+            lengths, batch_size, bucketing.bucket_lengths(seq_length)):
         real = members[members >= 0]
-        ds = _bucket_dataset(arrays, members, tokens, seq_length, length, batch_size)
+        ds = _bucket_dataset(arrays, members, tokens, seq_length, length, batch)
         outputs = model.predict(ds, verbose=0)
         for name, value in outputs.items():
             value = np.asarray(value)[:len(real)]
@@ -182,12 +183,21 @@ def optimizer_fn(opts: FineTuningOptions):
                                     gradient_accumulation_steps=opts.gradient_accumulation_steps)
 
 
+def padding_free_model_fn(model_fn: Callable, opts: FineTuningOptions) -> Callable:
+    """`model_fn` whose model encodes padding-free when opts.padding_free (the row-wise work on
+    real tokens only: albert_tf/modeling/padding_free.py; not under XLA, which needs static
+    shapes)."""
+    from albert_tf.modeling.padding_free import set_padding_free
+    return lambda: set_padding_free(model_fn(), opts.padding_free, strict=False)
+
+
 def build_eval_model(model_fn: Callable, opts: FineTuningOptions, strategy=None, checkpoint=None):
     """A task model with weights from `checkpoint` (ours or Google's), the newest checkpoint of
     output_dir, or init_checkpoint, in that order; compiled for prediction."""
     strategy = strategy or tf.distribute.get_strategy()
     with strategy.scope():
-        model = training.compile_for_inference(model_fn(), strategy, opts.jit_compile)
+        model = training.compile_for_inference(padding_free_model_fn(model_fn, opts)(), strategy,
+                                               opts.jit_compile)
     source = checkpoint or tf.train.latest_checkpoint(opts.output_dir) or opts.init_checkpoint
     if source:
         training.init_from_checkpoint(model, source, require_encoder=True)
@@ -212,7 +222,7 @@ def finetune(model_fn: Callable, train_records: tuple, spec: dict, opts: FineTun
     seq_length = seq_length if opts.bucket_by_length else None
     dataset_fn = lambda batch, ctx: records_dataset(path, spec, batch, True, seed=opts.seed,
                                                     input_context=ctx, seq_length=seq_length)
-    return training.train(model_fn, optimizer_fn(opts), dataset_fn, opts.train_batch_size, run,
+    return training.train(padding_free_model_fn(model_fn, opts), optimizer_fn(opts), dataset_fn, opts.train_batch_size, run,
                           strategy, evaluate_fn=evaluate_fn, init_checkpoint=opts.init_checkpoint)
 
 

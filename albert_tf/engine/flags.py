@@ -46,6 +46,11 @@ def define_finetuning_flags(**defaults):
                       "Cut each batch to the smallest of a fixed set of lengths (16, 32, 48, 64, 96, ... "
                       "max_seq_length) that holds its records; --nobucket_by_length keeps "
                       "Google's max_seq_length batches. Eval/predict results are the same.")
+    flags.DEFINE_bool("padding_free", True,
+                      "Run the encoder's row-wise work (Dense layers, GELU, LayerNorm) on the real "
+                      "tokens only, not on padding (off under XLA / TPU, which need static "
+                      "shapes); --nopadding_free computes padded positions as Google's code did. "
+                      "Real positions' outputs are the same.")
     distribute.define_distribution_flags()
 
 

@@ -63,6 +63,10 @@ class TextTaskMixin:
             preprocessor = keras.saving.deserialize_keras_object(preprocessor)
         self.preprocessor = preprocessor
         self._auto_optimizer = None
+        # the preprocessor pads every text to sequence_length: encode the real tokens only
+        # (albert_tf/modeling/padding_free.py; padded under XLA); set_padding_free(m, False) undoes
+        from albert_tf.modeling.padding_free import set_padding_free
+        set_padding_free(self, True)
 
     def get_config(self):
         config = super().get_config()

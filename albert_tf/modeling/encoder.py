@@ -1,6 +1,7 @@
 """The cross-layer parameter-sharing encoder (paper §3.1), with Google's groups and inner groups."""
 import keras
 
+from albert_tf.modeling.padding_free import TokenRows, in_xla_context
 from albert_tf.modeling.recompute import recomputed_layers
 from albert_tf.modeling.transformer import (AttentionSublayer, FeedForwardSublayer,
                                             TransformerBlock, attention_mask_adder)
@@ -18,6 +19,7 @@ class SharedEncoder(keras.layers.Layer):
     def __init__(self, config, **kwargs):
         super().__init__(**kwargs)
         self.config = config
+        self.padding_free = False  # see padding_free.py; set_padding_free() switches it
         share_attention = config.sharing in ("all", "attention")
         share_ffn = config.sharing in ("all", "ffn")
         layers = range(config.num_hidden_layers)
@@ -59,14 +61,18 @@ class SharedEncoder(keras.layers.Layer):
     def call(self, hidden, input_mask, training=None):
         """Returns the list of every block application's output (L × inner_group_num tensors)."""
         adder = attention_mask_adder(input_mask, "float32")
+        blocks = [b for layer_blocks in self._blocks for b in layer_blocks]
+        rows = TokenRows(input_mask) if self.padding_free and not in_xla_context() else None
+        if rows is not None:
+            hidden = rows.pack_sequence(hidden)
         if training and self.config.recompute_grad:  # see albert_tf/modeling/recompute.py
-            return recomputed_layers([b for blocks in self._blocks for b in blocks], hidden, adder)
-        outputs = []
-        for layer_blocks in self._blocks:
-            for block in layer_blocks:
-                hidden = block(hidden, adder, training=training)
+            outputs = recomputed_layers(blocks, hidden, adder, rows)
+        else:
+            outputs = []
+            for block in blocks:
+                hidden = block(hidden, adder, training=training, rows=rows)
                 outputs.append(hidden)
-        return outputs
+        return outputs if rows is None else [rows.unpack_sequence(o) for o in outputs]
 
     def get_config(self):
         return {**super().get_config(), "config": self.config.to_dict()}

@@ -46,7 +46,7 @@ def _after(x, tensors):
     return tf.identity(x) + tf.cast(dep, x.dtype)
 
 
-def _block_backward(block, x, adder, dy, generators, saved, variables, sums):
+def _block_backward(block, x, adder, rows, dy, generators, saved, variables, sums):
     """Recomputes one block application from its input `x` with the dropout states `saved` of its
     forward call (so it draws the same masks), puts the states back as it found them, and returns
     (gradient w.r.t. x, gradients w.r.t. `variables`; None for those the block does not read).
@@ -57,7 +57,7 @@ def _block_backward(block, x, adder, dy, generators, saved, variables, sums):
     with tf.GradientTape() as tape:
         x = _after(x, [dy] + sums)
         tape.watch(x)
-        out = block(x, adder, training=True)
+        out = block(x, adder, training=True, rows=rows)
     with tf.control_dependencies([out]):
         for g, value in zip(generators, found):
             g.state.assign(value)
@@ -65,9 +65,10 @@ def _block_backward(block, x, adder, dy, generators, saved, variables, sums):
     return grads[0], grads[1:]
 
 
-def recomputed_layers(blocks, hidden, adder):
+def recomputed_layers(blocks, hidden, adder, rows=None):
     """Training calls of `blocks` in sequence (block i's output is block i+1's input); returns every
-    block's output. Activations are recomputed in the backward pass one block at a time, and the
+    block's output (`rows`: the padding-free layout, see padding_free.py, or None). Activations
+    are recomputed in the backward pass one block at a time, and the
     gradients of the (shared) variables are summed as each block's come out, so at most one
     block's variable gradients exist besides the sums. The adder gets no gradient. The dropout
     seed states advance exactly as without recompute."""
@@ -80,7 +81,7 @@ def recomputed_layers(blocks, hidden, adder):
             for block, gens in zip(blocks, generators):
                 inputs.append(x)
                 saved.append(_states(gens))
-                x = block(x, mask_adder, training=True)
+                x = block(x, mask_adder, training=True, rows=rows)
                 outputs.append(x)
 
         def grad_fn(*output_grads, variables=None):
@@ -91,7 +92,7 @@ def recomputed_layers(blocks, hidden, adder):
                 dy = _add(output_grads[i], dx)
                 if dy is None:
                     dy = tf.zeros_like(outputs[i])
-                dx, grads = _block_backward(blocks[i], inputs[i], mask_adder, dy,
+                dx, grads = _block_backward(blocks[i], inputs[i], mask_adder, rows, dy,
                                             generators[i], saved[i], variables, fresh)
                 sums = [_add(s, g) for s, g in zip(sums, grads)]
                 fresh = [s for s, g in zip(sums, grads) if g is not None]

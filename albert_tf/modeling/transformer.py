@@ -43,22 +43,29 @@ class AttentionSublayer(keras.layers.Layer):
         self.layer_norm.build(shape)
         self.built = True
 
-    def call(self, x, adder, training=None):
-        b, t, h = ops.shape(x)[0], ops.shape(x)[1], self.config.hidden_size
-        flat = ops.reshape(x, (-1, h))  # [B·T, H]: see FeedForwardSublayer.call
+    def call(self, x, adder, training=None, rows=None):
+        """x [B,T,H]; or, padding-free (`rows`: a TokenRows), the real tokens' rows [N,H]."""
+        h = self.config.hidden_size
+        if rows is None:
+            b, t = ops.shape(x)[0], ops.shape(x)[1]
+            flat = ops.reshape(x, (-1, h))  # [B·T, H]: see FeedForwardSublayer.call
+            spread = gather = lambda r: r
+        else:
+            b, t, flat, spread, gather = rows.batch, rows.length, x, rows.unpack, rows.pack
         heads = (b, t, self.num_heads, self.head_size)
         # the 1/sqrt(D) scale on the queries [B,T,H], not on the scores [B,heads,T,T]: fewer
         # multiplies, and exact for D = 64 (0.125, a power of two), the released models' head size
-        q = ops.reshape(self.query(flat) * (1.0 / math.sqrt(self.head_size)), heads)
-        k = ops.reshape(self.key(flat), heads)
-        v = ops.reshape(self.value(flat), heads)
+        q = ops.reshape(spread(self.query(flat) * (1.0 / math.sqrt(self.head_size))), heads)
+        k = ops.reshape(spread(self.key(flat)), heads)
+        v = ops.reshape(spread(self.value(flat)), heads)
         scores = ops.einsum("btnd,bsnd->bnts", q, k)
         scores = ops.cast(scores, "float32") + ops.cast(adder, "float32")
         probs = ops.cast(ops.softmax(scores, axis=-1), self.compute_dtype)
         probs = self.attention_dropout(probs, training=training)
-        context = ops.reshape(ops.einsum("bnts,bsnd->btnd", probs, v), (-1, h))
+        context = gather(ops.reshape(ops.einsum("bnts,bsnd->btnd", probs, v), (-1, h)))
         attended = self.output_dropout(self.output_dense(context), training=training)
-        return ops.reshape(ops.cast(self.layer_norm(flat + attended), self.compute_dtype), (b, t, h))
+        out = ops.cast(self.layer_norm(flat + attended), self.compute_dtype)
+        return out if rows is not None else ops.reshape(out, (b, t, h))
 
     def get_config(self):
         return {**super().get_config(), "config": self.config.to_dict()}
@@ -116,5 +123,6 @@ class TransformerBlock:
         self.attention = attention
         self.ffn = ffn
 
-    def __call__(self, x, adder, training=None):
-        return self.ffn(self.attention(x, adder, training=training), training=training)
+    def __call__(self, x, adder, training=None, rows=None):
+        """x [B,T,H] → [B,T,H]; padding-free (`rows`, see padding_free.py): [N,H] → [N,H]."""
+        return self.ffn(self.attention(x, adder, training=training, rows=rows), training=training)

@@ -100,12 +100,24 @@ def test_one_bucket_or_several_pipelines_keep_googles_batches(records):
 def test_eval_plan_covers_every_record_once_in_whole_batches():
     lengths = np.array([5, 40, 33, 128, 0, 64, 65, 31, 32, 16, 17, 97])
     plan = bucketing.eval_batches_plan(lengths, 4, bucketing.bucket_lengths(128))
-    members = np.concatenate([m for _, m in plan])
+    members = np.concatenate([m for _, _, m in plan])
     assert sorted(members[members >= 0]) == list(range(len(lengths)))
-    for length, m in plan:
-        assert len(m) % 4 == 0 and all(lengths[i] <= length for i in m if i >= 0)
-    assert [(b, sorted(m[m >= 0])) for b, m in plan] == [
+    for length, batch, m in plan:
+        assert len(m) % batch == 0 and all(lengths[i] <= length for i in m if i >= 0)
+    assert [(b, sorted(m[m >= 0])) for b, _, m in plan] == [
         (16, [0, 4, 9]), (32, [7, 8, 10]), (48, [1, 2]), (64, [5]), (96, [6]), (128, [3, 11])]
+    assert [batch for _, batch, _ in plan] == [4] * 6  # one batch of 4 holds each bucket
+
+
+def test_eval_batches_hold_the_positions_of_batch_size_records_at_max_length():
+    """Batches of a short bucket take more records (batch × 128 // length, a multiple of the
+    batch size), never more than the bucket's records need."""
+    lengths = np.array([10] * 70 + [30] * 9 + [60] * 40 + [100] * 20 + [120] * 3)
+    plan = bucketing.eval_batches_plan(lengths, 4, bucketing.bucket_lengths(128))
+    batches = {b: batch for b, batch, _ in plan}
+    assert batches == {16: 32, 32: 12, 64: 8, 128: 4}  # 16: 4·8; 32: 3 batches of 4 needed
+    for length, batch, m in plan:
+        assert batch * length <= 4 * 128 and len(m) % batch == 0 and len(m) - batch < (m >= 0).sum()
 
 
 class Echo(tf.keras.Model):

@@ -1,5 +1,5 @@
-"""The shared flags --bucket_by_length (on by default; --nobucket_by_length) and
---recompute_grad reach FineTuningOptions and the AlbertConfig (in a fresh process: absl flags
+"""The shared flags --bucket_by_length and --padding_free (on by default; --nobucket_by_length,
+--nopadding_free) and --recompute_grad reach FineTuningOptions and the AlbertConfig (in a fresh process: absl flags
 are global)."""
 import json
 import os
@@ -14,10 +14,11 @@ from absl import flags
 from albert_tf.engine import flags as shared, validation
 shared.define_finetuning_flags()
 FLAGS, out = flags.FLAGS, []
-for extra in ([], ["--nobucket_by_length", "--recompute_grad"]):
+for extra in ([], ["--nobucket_by_length", "--nopadding_free", "--recompute_grad"]):
     FLAGS.unparse_flags()
     FLAGS(["x", "--albert_config_file=" + sys.argv[1], "--output_dir=o", "--spm_model_file=s"] + extra)
-    out.append({"bucket": shared.options_from_flags(FLAGS).bucket_by_length,
+    opts = shared.options_from_flags(FLAGS)
+    out.append({"bucket": opts.bucket_by_length, "padding_free": opts.padding_free,
                 "recompute": validation.config_from_flags(FLAGS).recompute_grad})
 print(json.dumps(out))
 """
@@ -29,4 +30,5 @@ def test_defaults_and_negations(fixtures_dir):
                        text=True, timeout=900, cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT))
     assert r.returncode == 0, r.stderr[-3000:]
     assert json.loads(r.stdout.strip().splitlines()[-1]) == [
-        {"bucket": True, "recompute": False}, {"bucket": False, "recompute": True}]
+        {"bucket": True, "padding_free": True, "recompute": False},
+        {"bucket": False, "padding_free": False, "recompute": True}]

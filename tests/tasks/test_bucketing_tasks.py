@@ -1,5 +1,6 @@
-"""Bucketed evaluation and prediction equal Google's fixed-length batches for every driver's
-task (GLUE, SQuAD v1.1/v2.0, RACE): the same outputs (≤1e-5), metrics and output order."""
+"""Bucketed, padding-free evaluation and prediction (the fine-tuning default) equal Google's
+fixed-length, padded batches for every driver's task (GLUE, SQuAD v1.1/v2.0, RACE): the same
+outputs (≤1e-5), metrics and output order."""
 import json
 import random
 
@@ -9,6 +10,7 @@ import pytest
 from albert_tf import AlbertConfig, load_original_checkpoint
 from albert_tf.engine import bucketing
 from albert_tf.engine.finetuning import bucket_by_length
+from albert_tf.modeling.padding_free import set_padding_free
 from albert_tf.engine.records import decode
 from albert_tf.text.encoding import TextEncoder
 
@@ -32,14 +34,19 @@ def _buckets_used(path, spec, seq_length):
     masks = tf.data.TFRecordDataset(path).batch(512).map(lambda s: decode(s, spec))
     lengths = np.concatenate([bucketing.record_lengths(m["input_mask"], rows, seq_length).numpy()
                               for m in masks])
-    return {b for b, _ in bucketing.eval_batches_plan(lengths, 1, bucketing.bucket_lengths(seq_length))}
+    return {b for b, _, _ in bucketing.eval_batches_plan(lengths, 1, bucketing.bucket_lengths(seq_length))}
 
 
-def _both(fn):
+def _both(model, fn):
+    """fn() with Google's fixed-length padded batches, then bucketed and padding-free."""
     with bucket_by_length(False):
         fixed = fn()
-    with bucket_by_length(True):
-        bucketed = fn()
+    set_padding_free(model, True)
+    try:
+        with bucket_by_length(True):
+            bucketed = fn()
+    finally:
+        set_padding_free(model, False)
     return fixed, bucketed
 
 
@@ -49,10 +56,10 @@ def test_glue_bucketed_equals_fixed(tiny, fixtures_dir, data_dir, tmp_path):
     task = GlueTask("sst-2", str(data_dir), encoder, 64, str(tmp_path))
     assert len(_buckets_used(task.records("dev")[0], task.spec, 64)) >= 2
     model = _model(classifier_model_fn(tiny[0], task), tiny[1])
-    (pf, of), (pb, ob) = _both(lambda: task.predictions(model, "dev", 8))
+    (pf, of), (pb, ob) = _both(model, lambda: task.predictions(model, "dev", 8))
     np.testing.assert_allclose(ob["probabilities"], of["probabilities"], atol=1e-5)
     np.testing.assert_array_equal(pb, pf)
-    fixed, bucketed = _both(lambda: task.evaluate(model, 8))
+    fixed, bucketed = _both(model, lambda: task.evaluate(model, 8))
     assert fixed.keys() == bucketed.keys()
     for k in fixed:
         assert bucketed[k] == pytest.approx(fixed[k], abs=1e-5), k
@@ -87,7 +94,7 @@ def test_squad_bucketed_equals_fixed(version, tiny, fixtures_dir, tmp_path):
     _, features, path, n = task.predict_data()
     assert len(_buckets_used(path, task.predict_spec, 64)) >= 2
     model = _model(squad_model_fn(tiny[0], settings), tiny[1])
-    fixed, bucketed = _both(lambda: task.predict(model, 8))
+    fixed, bucketed = _both(model, lambda: task.predict(model, 8))
     assert bucketed[0] == fixed[0]  # the same answer for every question
     for q, entries in fixed[1].items():  # the same n-best lists
         assert [e["text"] for e in bucketed[1][q]] == [e["text"] for e in entries]
@@ -96,7 +103,7 @@ def test_squad_bucketed_equals_fixed(version, tiny, fixtures_dir, tmp_path):
     if version == "v2.0":
         for q in fixed[2]:
             assert bucketed[2][q] == pytest.approx(fixed[2][q], abs=1e-5)
-    metrics = _both(lambda: task.evaluate(model, 8))
+    metrics = _both(model, lambda: task.evaluate(model, 8))
     assert metrics[0] == pytest.approx(metrics[1], abs=1e-6)
 
 
@@ -123,7 +130,7 @@ def test_race_bucketed_equals_fixed(tiny, fixtures_dir, tmp_path):
     task = RaceTask(str(tmp_path), encoder, 64, str(tmp_path / "cache"), max_qa_length=16)
     assert len(_buckets_used(task.records("dev")[0], task.spec, 64)) >= 2
     model = _model(race_model_fn(tiny[0], 0.0), tiny[1])
-    fixed, bucketed = _both(lambda: task._probabilities(model, "dev", 4))
+    fixed, bucketed = _both(model, lambda: task._probabilities(model, "dev", 4))
     np.testing.assert_allclose(bucketed, fixed, atol=1e-5)
-    metrics = _both(lambda: task.evaluate(model, 4))
+    metrics = _both(model, lambda: task.evaluate(model, 4))
     assert metrics[0] == pytest.approx(metrics[1], abs=1e-5)
