@@ -86,10 +86,9 @@ def set_padding_free(model, enabled: bool = True, strict: bool = True):
     """Turns padding-free encoding on or off for every ALBERT encoder inside `model` (it stays
     off while traced for XLA); returns the model. Traced Keras functions are reset so the next
     call traces with the new setting. `strict`: a model without an ALBERT encoder is an error."""
-    from albert_tf.modeling.encoder import SharedEncoder
     found = False
     for layer in [model] + list(model._flatten_layers(include_self=False)):
-        if isinstance(layer, SharedEncoder):
+        if hasattr(layer, "padding_free"):  # a SharedEncoder (not imported: it imports this)
             layer.padding_free = bool(enabled)
             found = True
     if strict and not found:

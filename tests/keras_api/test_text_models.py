@@ -51,10 +51,23 @@ def classifier():
 
 
 def test_from_pretrained_equals_the_original_encoder(classifier):
+    """Padding-free (the text models' default): Google's outputs at real positions, zeros at
+    padding; the padded computation (set_padding_free False) equals them everywhere."""
+    from albert_tf.modeling.padding_free import set_padding_free
     ref = np.load(FIXTURES / "albert_tiny_reference.npz")
+    real = ref["input_mask"].astype(bool)
+    assert classifier.albert.encoder.padding_free and not real.all()
     out = classifier.albert({k: ref[k] for k in KEYS}, training=False)
-    np.testing.assert_allclose(out["sequence_output"], ref["sequence_output"], atol=2e-5)
+    np.testing.assert_allclose(out["sequence_output"].numpy()[real], ref["sequence_output"][real],
+                               atol=2e-5)
+    assert np.all(out["sequence_output"].numpy()[~real] == 0)
     np.testing.assert_allclose(out["pooled_output"], ref["pooled_output"], atol=2e-5)
+    set_padding_free(classifier, False)
+    try:
+        out = classifier.albert({k: ref[k] for k in KEYS}, training=False)
+    finally:
+        set_padding_free(classifier, True)
+    np.testing.assert_allclose(out["sequence_output"], ref["sequence_output"], atol=2e-5)
 
 
 def test_raw_strings_give_the_logits_of_the_glue_features(classifier, mrpc, encoder):
