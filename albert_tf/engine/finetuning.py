@@ -222,8 +222,9 @@ def finetune(model_fn: Callable, train_records: tuple, spec: dict, opts: FineTun
     seq_length = seq_length if opts.bucket_by_length else None
     dataset_fn = lambda batch, ctx: records_dataset(path, spec, batch, True, seed=opts.seed,
                                                     input_context=ctx, seq_length=seq_length)
-    return training.train(padding_free_model_fn(model_fn, opts), optimizer_fn(opts), dataset_fn, opts.train_batch_size, run,
-                          strategy, evaluate_fn=evaluate_fn, init_checkpoint=opts.init_checkpoint)
+    return training.train(padding_free_model_fn(model_fn, opts), optimizer_fn(opts), dataset_fn,
+                          opts.train_batch_size, run, strategy, evaluate_fn=evaluate_fn,
+                          init_checkpoint=opts.init_checkpoint)
 
 
 def warn_if_random_init(opts: FineTuningOptions, do_train: bool) -> bool:

@@ -96,7 +96,9 @@ class AlbertTextMultipleChoice(TextTaskMixin, AlbertMultipleChoice):
         return [{"article": _TEXT("article"), "question": _TEXT("question"), "options": options}]
 
     def _postprocess(self, x, outputs):
-        outputs["choice"] = np.argmax(outputs["probabilities"], axis=-1)
+        # from the logits, not the probabilities: near-tied logits (options that truncate to
+        # the same input) can round to equal probabilities, whose argmax would then disagree
+        outputs["choice"] = np.argmax(outputs["logits"], axis=-1)
         return outputs
 
     def predict_options(self, x, batch_size=None, **kwargs):

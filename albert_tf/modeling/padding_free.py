@@ -87,7 +87,7 @@ def set_padding_free(model, enabled: bool = True, strict: bool = True):
     off while traced for XLA); returns the model. Traced Keras functions are reset so the next
     call traces with the new setting. `strict`: a model without an ALBERT encoder is an error."""
     found = False
-    for layer in [model] + list(model._flatten_layers(include_self=False)):
+    for layer in model._flatten_layers():  # the model itself included
         if hasattr(layer, "padding_free"):  # a SharedEncoder (not imported: it imports this)
             layer.padding_free = bool(enabled)
             found = True
