@@ -99,4 +99,3 @@ def recomputed_layers(blocks, hidden, adder, rows=None):
             return [dx, None], sums
         return outputs, grad_fn
     return run(hidden, adder)
-
