@@ -1,12 +1,185 @@
-"""Atomic file writing: readers see the old file or the whole new one, never half of it.
+"""The one file layer: every path a user gives (local, gs://, ram://, any filesystem TensorFlow
+knows) is read and written here, through tf.io.gfile, with object-store semantics.
 
-Temporary files are created as open() creates files (mode 0666 less the umask), not 0600 as
-tempfile.mkstemp makes them, so the renamed file has the mode of any other file written.
+What is atomic where (docs/cloud_tpu.md):
+- local single files are written to a hidden temporary file beside the target, then renamed
+  into place (`os.replace`): readers see the old file or the whole new one;
+- remote single files (gs://...) are written straight to their final path: an object appears
+  whole when its upload closes, a rename would be a copy, and there is no O_EXCL;
+- multi-file outputs write the file that marks them complete last (a checkpoint's `.index`,
+  the `checkpoint` state, a `DONE` marker), and readers trust nothing without it.
+Every written local file follows the umask (mode 0666 less the umask), whatever the library
+that wrote it (tempfile and safetensors make 0600 files).
+
+>>> from albert_tf import fileio
+>>> fileio.write_text("ram://bucket/run/notes.txt", "hello")
+'ram://bucket/run/notes.txt'
+>>> fileio.read_text(fileio.join("ram://bucket/run", "notes.txt"))
+'hello'
 """
+from __future__ import annotations
+
 import contextlib
 import hashlib
+import json
 import os
+import posixpath
 import secrets
+import shutil
+import tempfile
+
+_LOCAL_SCHEMES = ("", "file")
+
+
+def _gfile():
+    import tensorflow as tf  # lazily: config and the data builder's workers import this module
+    return tf.io.gfile
+
+
+def scheme(path) -> str:
+    """The filesystem scheme of a path ("gs", "ram", ...), "" for a plain local path."""
+    path = os.fspath(path)
+    head, sep, _ = path.partition("://")
+    return head if sep and "/" not in head else ""
+
+
+def is_remote(path) -> bool:
+    """Whether `path` lives on a filesystem other than the local disk (gs://, ram://, hdfs://)."""
+    return scheme(path) not in _LOCAL_SCHEMES
+
+
+def _local(path) -> str:
+    path = os.fspath(path)
+    return path[len("file://"):] if path.startswith("file://") else path
+
+
+def join(base, *parts) -> str:
+    """os.path.join for local paths, '/'-joining for remote ones (never a backslash)."""
+    base = os.fspath(base)
+    if is_remote(base):
+        return posixpath.join(base, *map(os.fspath, parts))
+    return os.path.join(base, *map(os.fspath, parts))
+
+
+def dirname(path) -> str:
+    path = os.fspath(path)
+    if is_remote(path):
+        fs, _, rest = path.partition("://")
+        return f"{fs}://{posixpath.dirname(rest.rstrip('/'))}"
+    return os.path.dirname(path)
+
+
+def basename(path) -> str:
+    path = os.fspath(path)
+    return posixpath.basename(path.rstrip("/")) if is_remote(path) else os.path.basename(path)
+
+
+def abspath(path) -> str:
+    """Local paths made absolute (so they resolve from any working folder); remote ones as given."""
+    path = os.fspath(path)
+    return path if is_remote(path) else os.path.abspath(_local(path))
+
+
+def exists(path) -> bool:
+    return _gfile().exists(os.fspath(path))
+
+
+def isdir(path) -> bool:
+    return _gfile().isdir(os.fspath(path))
+
+
+def isfile(path) -> bool:
+    """An existing file (ram:// says a checkpoint prefix `ckpt-1` is a folder: ask by listing)."""
+    path = os.fspath(path)
+    gfile = _gfile()
+    if not gfile.exists(path):
+        return False
+    if not is_remote(path):
+        return os.path.isfile(_local(path))
+    if not gfile.isdir(path):
+        return True
+    parent = dirname(path)
+    try:
+        return basename(path) in gfile.listdir(parent) and not gfile.listdir(path)
+    except Exception:  # noqa: BLE001  an unlistable parent: trust isdir
+        return False
+
+
+def getsize(path) -> int:
+    return int(_gfile().stat(os.fspath(path)).length)
+
+
+def makedirs(path) -> str:
+    path = os.fspath(path)
+    _gfile().makedirs(path)
+    return path
+
+
+def listdir(path) -> list:
+    """Names in a folder, without the trailing '/' some object stores add to sub-folders."""
+    return sorted(name.rstrip("/") for name in _gfile().listdir(os.fspath(path)))
+
+
+def glob(pattern) -> list:
+    return sorted(_gfile().glob(os.fspath(pattern)))
+
+
+def remove(path, missing_ok: bool = True) -> None:
+    path = os.fspath(path)
+    try:
+        _gfile().remove(path)
+    except Exception as e:  # noqa: BLE001  tf.errors.NotFoundError, without importing tf here
+        if not (missing_ok and type(e).__name__ == "NotFoundError"):
+            raise
+
+
+def rmtree(path) -> None:
+    path = os.fspath(path)
+    if _gfile().exists(path):
+        _gfile().rmtree(path)
+
+
+def copy(src, dst, overwrite: bool = True) -> str:
+    """Copy one file between any two filesystems; the copy follows the umask."""
+    src, dst = os.fspath(src), os.fspath(dst)
+    if is_remote(dst):
+        _gfile().copy(src, dst, overwrite=overwrite)
+    else:
+        with atomic_path(dst) as tmp:
+            _gfile().copy(src, tmp, overwrite=True)
+    return dst
+
+
+def open_file(path, mode: str = "r"):
+    """A file object on any filesystem (tf.io.gfile.GFile): text for "r"/"w", bytes for "rb"/"wb".
+    For writing prefer write_text/write_bytes or atomic_path, which keep readers safe."""
+    return _gfile().GFile(os.fspath(path), mode)
+
+
+def read_bytes(path) -> bytes:
+    with open_file(path, "rb") as f:
+        return f.read()
+
+
+def read_text(path) -> str:
+    return read_bytes(path).decode("utf-8")
+
+
+def read_json(path):
+    return json.loads(read_text(path))
+
+
+def umask() -> int:
+    """The process umask (read without changing it for more than an instant)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def follow_umask(path) -> None:
+    """Give a local file the mode open() would have given it (0666 less the umask)."""
+    if not is_remote(path):
+        os.chmod(_local(path), 0o666 & ~umask())
 
 
 def _new_file_beside(path: str) -> str:
@@ -24,31 +197,90 @@ def _new_file_beside(path: str) -> str:
 
 
 @contextlib.contextmanager
-def atomic_path(path):
-    """Yields the path of a new empty temporary file beside `path` to write; renamed onto
-    `path` when the block ends, removed if it raises."""
-    tmp = _new_file_beside(os.fspath(path))
+def atomic_path(path, local: bool = False):
+    """Yields a path to write `path`'s content to, with any writer (tf.io.TFRecordWriter and
+    other gfile users take remote paths; `local=True` for libraries that need a local file).
+
+    Local target: a new hidden file beside it, renamed onto it when the block ends. Remote
+    target: the target itself (an object appears whole when it closes), or with `local=True` a
+    local scratch file uploaded to it at the end. Whatever was written is removed if the block
+    raises, so a failed write leaves nothing half-written."""
+    path = os.fspath(path)
+    if not is_remote(path):
+        tmp = _new_file_beside(_local(path))
+        try:
+            yield tmp
+            follow_umask(tmp)
+            os.replace(tmp, _local(path))
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+        return
+    parent = dirname(path)
+    if not parent.endswith("://"):
+        _gfile().makedirs(parent)
+    if not local:
+        try:
+            yield path
+        except BaseException:
+            remove(path)
+            raise
+        return
+    scratch = tempfile.mkdtemp(prefix="albert_tf-upload-")
     try:
+        tmp = os.path.join(scratch, basename(path))
         yield tmp
-        os.replace(tmp, os.fspath(path))
+        try:
+            _gfile().copy(tmp, path, overwrite=True)
+        except BaseException:
+            remove(path)
+            raise
     finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
-def write_text_atomic(path, text: str) -> str:
-    """Write `text` (UTF-8) to a temporary file beside `path`, then rename it into place."""
+@contextlib.contextmanager
+def local_copy(path):
+    """Yields a local path holding `path`'s bytes, for libraries that read only local files
+    (the path itself when it is local)."""
+    path = os.fspath(path)
+    if not is_remote(path):
+        yield _local(path)
+        return
+    scratch = tempfile.mkdtemp(prefix="albert_tf-download-")
+    try:
+        tmp = os.path.join(scratch, basename(path))
+        _gfile().copy(path, tmp, overwrite=True)
+        yield tmp
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def write_bytes(path, data: bytes) -> str:
+    """Write `data` to `path` so that no reader sees half of it (see the module docstring)."""
     path = os.fspath(path)
     with atomic_path(path) as tmp:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
+        with open_file(tmp, "wb") as f:
+            f.write(data)
     return path
+
+
+def write_text(path, text: str) -> str:
+    """Write `text` (UTF-8) to `path` so that no reader sees half of it."""
+    return write_bytes(path, text.encode("utf-8"))
+
+
+write_text_atomic = write_text  # the name the engine and tasks have used
+
+
+def write_json(path, obj, **dump_kwargs) -> str:
+    return write_text(path, json.dumps(obj, **dump_kwargs))
 
 
 def file_fingerprint(path) -> str:
     """SHA-256 of a file's bytes (e.g. the tokenizer model), for cache keys."""
     digest = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_file(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
