@@ -38,3 +38,16 @@ def _hypothesis_profiles():
 
 
 _hypothesis_profiles()
+
+
+@pytest.fixture
+def ram_bucket(tmp_path, monkeypatch):
+    """A fresh ram:// 'bucket', with the working folder an empty local folder that must stay
+    empty: a run whose paths are all remote writes nothing under the working folder."""
+    from ramfs import new_bucket
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    yield new_bucket()
+    left = sorted(os.listdir(cwd))
+    assert left == [], f"written under the working folder: {left}"
