@@ -132,8 +132,8 @@ class AlbertConfig:
         """Read Google's albert_config.json; errors name the file."""
         path = os.fspath(path)
         try:
-            with open(path, encoding="utf-8") as f:
-                data = json.load(f)
+            from albert_tf import fileio
+            data = json.loads(fileio.read_text(path))
         except FileNotFoundError:
             raise FileNotFoundError(f"ALBERT config file not found: {path}") from None
         except (json.JSONDecodeError, UnicodeDecodeError) as e:

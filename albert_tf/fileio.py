@@ -157,8 +157,14 @@ def open_file(path, mode: str = "r"):
 
 
 def read_bytes(path) -> bytes:
-    with open_file(path, "rb") as f:
-        return f.read()
+    """A whole file's bytes; a missing file is FileNotFoundError, as open() raises."""
+    try:
+        with open_file(path, "rb") as f:
+            return f.read()
+    except Exception as e:  # noqa: BLE001  tf.errors.NotFoundError, without importing tf here
+        if type(e).__name__ == "NotFoundError":
+            raise FileNotFoundError(f"No such file: {os.fspath(path)}") from None
+        raise
 
 
 def read_text(path) -> str:
@@ -275,6 +281,29 @@ write_text_atomic = write_text  # the name the engine and tasks have used
 
 def write_json(path, obj, **dump_kwargs) -> str:
     return write_text(path, json.dumps(obj, **dump_kwargs))
+
+
+def create_exclusive(path, text: str) -> bool:
+    """Create `path` holding `text` only if it does not exist; False if it does. Local: one
+    atomic step (a hard link of a complete temporary file fails if the name exists). Remote:
+    object stores have no O_EXCL, so this checks, writes, then reads back: two writers racing
+    within one round trip can both see their own text last (docs/cloud_tpu.md)."""
+    path = os.fspath(path)
+    if is_remote(path):
+        if exists(path):
+            return False
+        write_text(path, text)
+        return read_text(path) == text
+    tmp = _new_file_beside(_local(path))
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.link(tmp, _local(path))
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        os.remove(tmp)
 
 
 def file_fingerprint(path) -> str:

@@ -177,7 +177,8 @@ def writable_dir(output_dir: str, strategy=None) -> str:
     """output_dir for the chief; a private temporary dir for the other workers (whose writes
     collective checkpointing still needs, but which nobody reads)."""
     if is_chief(strategy):
-        os.makedirs(output_dir, exist_ok=True)
+        from albert_tf import fileio
+        fileio.makedirs(output_dir)
         return output_dir
     task_type, task_id, _ = task_info()
     return tempfile.mkdtemp(prefix=f"albert_tf-{task_type}{task_id}-")

@@ -257,17 +257,17 @@ def run_finetuning(task: FineTuningTask, model_fn: Callable, opts: FineTuningOpt
 
 
 def _run_finetuning(task, model_fn, opts, strategy, do_train, do_eval, do_predict, export_fn):
-    import os
     from absl import logging
-    os.makedirs(opts.output_dir, exist_ok=True)
+    from albert_tf import fileio
+    fileio.makedirs(opts.output_dir)
     results = {}
     if do_train:
         evaluate_fn = (lambda m: task.evaluate(m, opts.eval_batch_size)) if do_eval else None
         finetune(model_fn, task.records("train"), task.spec, opts, strategy,
                  evaluate_fn=evaluate_fn, best_metric=task.best_metric,
                  seq_length=getattr(task, "max_seq_length", None))
-    best = os.path.join(opts.output_dir, training.BEST_CHECKPOINT)
-    checkpoint = best if os.path.exists(best + ".index") else None
+    best = fileio.join(opts.output_dir, training.BEST_CHECKPOINT)
+    checkpoint = best if fileio.exists(best + ".index") else None
     if not (do_eval or do_predict or export_fn):
         return results
     model = build_eval_model(model_fn, opts, strategy, checkpoint)

@@ -13,6 +13,7 @@ from typing import Callable, Iterable
 import numpy as np
 import tensorflow as tf
 
+from albert_tf import fileio
 from albert_tf.fileio import atomic_path, file_fingerprint, write_text_atomic  # noqa: F401
 
 
@@ -39,7 +40,8 @@ def serialize(record: dict, spec: dict) -> bytes:
 
 
 def write_records(path, records: Iterable[dict], spec: dict) -> int:
-    """Write records to `path` under a temporary name, renamed only when complete; returns count."""
+    """Write records to `path` (local: under a temporary name, renamed only when complete;
+    remote: straight to the object, removed if writing fails); returns the count."""
     count = 0
     with atomic_path(path) as tmp:
         with tf.io.TFRecordWriter(tmp) as writer:
@@ -93,15 +95,16 @@ def cached_records(cache_dir, name: str, params: dict, spec: dict,
 
     The key hashes `params` (task, split, max_seq_length, tokenizer fingerprint, lowercasing...)
     and the spec, so a change of any of them builds a new file instead of silently reusing a
-    stale one (Google's cache ignored max_seq_length). A `.json` beside it records the params.
+    stale one (Google's cache ignored max_seq_length). A `.json` beside it records the params;
+    it is written after the records, so it marks them complete (on a bucket too, where a killed
+    upload of the records leaves no meta), and records without it are rebuilt.
     Returns (path, number of records).
     """
     key = cache_key({"params": params, "spec": {k: list(v) for k, v in spec.items()}})
-    path = os.path.join(os.fspath(cache_dir), f"{name}-{key}.tf_record")
+    path = fileio.join(os.fspath(cache_dir), f"{name}-{key}.tf_record")
     meta = path + ".json"
-    if os.path.exists(path) and os.path.exists(meta):
-        with open(meta, encoding="utf-8") as f:
-            return path, json.load(f)["num_records"]
+    if fileio.exists(path) and fileio.exists(meta):
+        return path, fileio.read_json(meta)["num_records"]
     count = write_records(path, make_records(), spec)
     write_text_atomic(meta, json.dumps({"params": params, "num_records": count}, indent=1,
                                        sort_keys=True, default=str))

@@ -1,26 +1,60 @@
 """What the engine does at each save point: write a ckpt-<step> object checkpoint (the index
-rewritten only once it is complete), evaluate it, record the results, export the best one."""
+rewritten only once it is complete), evaluate it, record the results, export the best one.
+
+The `checkpoint` state names checkpoints by their bare names (`ckpt-6`), which
+tf.train.latest_checkpoint joins to the folder it is given: a relative, absolute or remote
+output_dir resolves from any working folder. On resume the newest checkpoint that restores is
+used; a broken one (a truncated data file) is reported by name and the previous one is tried,
+never silently step 0.
+"""
 from __future__ import annotations
 
 import json
-import os
+import re
 
 from absl import logging
 import tensorflow as tf
 
+from albert_tf import fileio
 from albert_tf.engine.compiling import one_step_per_call
 from albert_tf.engine.kill_points import _kill_point
 from albert_tf.engine.results import append_results, format_results
+from albert_tf.errors import StorageError, TrainingError
 from albert_tf.fileio import write_text_atomic
 
 BEST_CHECKPOINT = "model.ckpt-best"
 EVAL_HISTORY = "eval_history.json"  # every evaluation so far, across restarts
 
 
+STATE_FILE = "checkpoint"  # the state tf.train.latest_checkpoint reads: the completion marker
+
+
+def checkpoint_names(directory) -> list:
+    """The checkpoints the state of `directory` lists, oldest first, as bare names."""
+    try:
+        state = tf.train.get_checkpoint_state(directory)
+    except Exception as e:  # noqa: BLE001  a garbled state file
+        raise StorageError(f"checkpoint state {fileio.join(directory, STATE_FILE)} is unreadable "
+                           f"({type(e).__name__}); delete it to start again from step 0") from None
+    if not state:
+        return []
+    names = [fileio.basename(p) for p in state.all_model_checkpoint_paths]
+    latest = fileio.basename(state.model_checkpoint_path)
+    return [n for n in names if n != latest] + [latest]
+
+
+def write_checkpoint_state(directory, names):
+    """The `checkpoint` state with bare names, resolvable from any working folder (TF's own
+    update_checkpoint_state records names relative to a relative folder as `../ckpt-5`)."""
+    lines = [f'model_checkpoint_path: "{names[-1]}"'] + [
+        f'all_model_checkpoint_paths: "{n}"' for n in names]
+    fileio.write_text(fileio.join(directory, STATE_FILE), "\n".join(lines) + "\n")
+
+
 class _CheckpointFiles:
-    """ckpt-<step> object checkpoints of one directory. The `checkpoint` index file (what
-    tf.train.latest_checkpoint reads) is rewritten atomically only after a checkpoint is
-    complete, so a kill during a write leaves the previous checkpoint the latest."""
+    """ckpt-<step> object checkpoints of one directory. The `checkpoint` state file (what
+    tf.train.latest_checkpoint reads) is rewritten only after a checkpoint is complete, so a
+    kill during a write leaves the previous checkpoint the latest (on a bucket too)."""
 
     def __init__(self, checkpoint, directory, keep):
         self.checkpoint, self.directory, self.keep = checkpoint, directory, keep
@@ -31,16 +65,58 @@ class _CheckpointFiles:
 
     def save(self, step) -> str:
         name = f"ckpt-{step}"
-        self.checkpoint.write(os.path.join(self.directory, name))
-        _kill_point("checkpoint_written", step)
-        state = tf.train.get_checkpoint_state(self.directory)
-        old = [os.path.basename(p) for p in (state.all_model_checkpoint_paths if state else [])]
-        kept = [p for p in old if p != name][-(self.keep - 1):] if self.keep > 1 else []
-        tf.compat.v1.train.update_checkpoint_state(self.directory, name, kept + [name])
-        for gone in set(old) - set(kept) - {name}:
-            for f in tf.io.gfile.glob(os.path.join(self.directory, gone) + ".*"):
-                tf.io.gfile.remove(f)
-        return os.path.join(self.directory, name)
+        path = fileio.join(self.directory, name)
+        try:
+            self.checkpoint.write(path)
+            _kill_point("checkpoint_written", step)
+            old = checkpoint_names(self.directory)
+            kept = [p for p in old if p != name][-(self.keep - 1):] if self.keep > 1 else []
+            write_checkpoint_state(self.directory, kept + [name])
+            for gone in set(old) - set(kept) - {name}:
+                for f in fileio.glob(fileio.join(self.directory, gone) + ".*"):
+                    fileio.remove(f)
+        except StorageError:
+            raise
+        except (OSError, tf.errors.OpError) as e:
+            raise StorageError(f"cannot write checkpoint {path}: {storage_cause(e)}; the last "
+                               f"complete checkpoint is {self.latest() or 'none'}; free space "
+                               "or fix access, then run the same command to resume") from None
+        return path
+
+
+def storage_cause(error) -> str:
+    """A filesystem error's cause in a few words (TensorFlow's messages carry op context)."""
+    text = str(getattr(error, "message", "") or error).strip().splitlines()
+    text = text[0] if text else type(error).__name__
+    return re.sub(r"\s*\[Op:[^\]]*\]", "", text)
+
+
+def restore_latest(checkpoint, directory):
+    """Restore the newest checkpoint of `directory` that restores whole; returns its path, or
+    None when the folder holds none. A broken one is reported by name and the previous one is
+    tried; if every one is broken, a TrainingError (never a silent start from step 0)."""
+    names = checkpoint_names(directory) if fileio.isdir(directory) else []
+    broken = []
+    for name in reversed(names):
+        path = fileio.join(directory, name)
+        if not fileio.exists(path + ".index"):
+            broken.append(f"{path} (its .index is missing)")
+            continue
+        try:
+            checkpoint.restore(path).assert_existing_objects_matched()
+        except (IndexError, ValueError, AssertionError, tf.errors.OpError) as e:
+            broken.append(f"{path} ({storage_cause(e)})")
+            logging.warning("checkpoint %s is broken (%s); trying the one before it",
+                            path, storage_cause(e))
+            continue
+        if broken:
+            logging.warning("resuming from %s: the newer %s could not be restored", path,
+                            "; ".join(broken))
+        return path
+    if broken:
+        raise TrainingError(f"no checkpoint in {directory} can be restored: {'; '.join(broken)}; "
+                            "delete them to start again from step 0")
+    return None
 
 
 class _Engine:
@@ -51,7 +127,7 @@ class _Engine:
         self.export_best_fn = export_best_fn
         self.chief, self.write_dir = chief, write_dir
         self.files = _CheckpointFiles(checkpoint, write_dir, run.keep_checkpoint_max)
-        self.writer = tf.summary.create_file_writer(os.path.join(write_dir, "eval"))
+        self.writer = tf.summary.create_file_writer(fileio.join(write_dir, "eval"))
         self.history = []
         self.best = self._load_best()
         self.last_saved_step = self.step()
@@ -65,28 +141,21 @@ class _Engine:
         return tf.train.latest_checkpoint(self.run.output_dir)
 
     def _best_path(self):
-        return os.path.join(self.run.output_dir, "best_trial.json")
+        return fileio.join(self.run.output_dir, "best_trial.json")
 
     def _load_best(self):
-        if os.path.exists(self._best_path()):
-            with open(self._best_path(), encoding="utf-8") as f:
-                return json.load(f)
-        return None
+        return fileio.read_json(self._best_path()) if fileio.exists(self._best_path()) else None
+
+    def _history_file(self):
+        path = fileio.join(self.run.output_dir, EVAL_HISTORY)
+        return fileio.read_json(path) if fileio.exists(path) else []
 
     def _previous_history(self):
-        path = os.path.join(self.run.output_dir, EVAL_HISTORY)
-        if not os.path.exists(path):
-            return []
-        with open(path, encoding="utf-8") as f:
-            return [h for h in json.load(f) if h["global_step"] < self.history[-1]["global_step"]]
+        return [h for h in self._history_file() if h["global_step"] < self.history[-1]["global_step"]]
 
     def evaluated_steps(self):
         """Steps already evaluated, by this run or before a restart."""
-        path = os.path.join(self.run.output_dir, EVAL_HISTORY)
-        if not os.path.exists(path):
-            return set()
-        with open(path, encoding="utf-8") as f:
-            return {h["global_step"] for h in json.load(f)}
+        return {h["global_step"] for h in self._history_file()}
 
     def _is_better(self, value):
         if self.best is None:
@@ -94,12 +163,16 @@ class _Engine:
         old = self.best[self.run.best_metric]
         return value > old if self.run.best_mode == "max" else value < old
 
-    def save_and_evaluate(self):
+    def save(self):
         step = self.step()
         path = self.files.save(step)
         self.last_saved_step = step
         logging.info("saved checkpoint %s at step %d", path, step)
-        _kill_point("saved", step)
+        return path
+
+    def save_and_evaluate(self):
+        self.save()
+        _kill_point("saved", self.step())
         self.evaluate()
 
     def evaluate(self):
@@ -120,7 +193,7 @@ class _Engine:
         if not self.chief:
             return
         append_results(self.run.output_dir, results)
-        write_text_atomic(os.path.join(self.run.output_dir, EVAL_HISTORY),
+        write_text_atomic(fileio.join(self.run.output_dir, EVAL_HISTORY),
                           json.dumps(self._previous_history() + [results], indent=1))
         metric = self.run.best_metric
         if metric is not None:
@@ -129,9 +202,9 @@ class _Engine:
             if self._is_better(results[metric]):
                 self.best = dict(results)
                 export = self.export_best_fn or _export_tf1
-                export(self.model, os.path.join(self.run.output_dir, BEST_CHECKPOINT), step)
+                export(self.model, fileio.join(self.run.output_dir, BEST_CHECKPOINT), step)
                 write_text_atomic(self._best_path(), json.dumps(self.best, indent=1, sort_keys=True))
-                write_text_atomic(os.path.join(self.run.output_dir, "best_trial.txt"),
+                write_text_atomic(fileio.join(self.run.output_dir, "best_trial.txt"),
                                    format_results(self.best))
                 logging.info("new best %s = %s at step %d", metric, results[metric], step)
 

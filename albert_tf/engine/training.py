@@ -9,11 +9,10 @@ The parts live in `run_config`, `run_lock`, `init_checkpoint`, `compiling`, `cal
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import math
-import os
-import shutil
 from typing import Callable, Optional
 
 from absl import logging
@@ -21,6 +20,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from albert_tf import fileio
 from albert_tf.engine import distribute
 from albert_tf.engine.callbacks import (
     NonFiniteLossError, _CheckpointAndEvaluate, _StepRateLogger, _StopAtStep,
@@ -28,10 +28,11 @@ from albert_tf.engine.callbacks import (
 from albert_tf.engine.compiling import compile_for_inference, compile_for_training
 from albert_tf.engine.init_checkpoint import init_from_checkpoint
 from albert_tf.engine.kill_points import KILL_AT_ENV
+from albert_tf.engine.preemption import save_on_sigterm
 from albert_tf.engine.results import append_results, format_results
 from albert_tf.engine.run_config import RunConfig
 from albert_tf.engine.run_lock import LOCK_FILE, OutputDirLockedError, output_dir_lock
-from albert_tf.engine.save_points import BEST_CHECKPOINT, EVAL_HISTORY, _Engine
+from albert_tf.engine.save_points import BEST_CHECKPOINT, EVAL_HISTORY, _Engine, restore_latest
 
 __all__ = [
     "train", "RunConfig", "TrainResult", "weights_fingerprint", "BEST_CHECKPOINT",
@@ -92,7 +93,7 @@ def _train(model_fn, optimizer_fn, train_dataset_fn, global_batch_size, run, str
     chief = distribute.is_chief(strategy)
     write_dir = distribute.writable_dir(run.output_dir, strategy)
     if not chief:
-        os.makedirs(run.output_dir, exist_ok=True)
+        fileio.makedirs(run.output_dir)
     micro = run.gradient_accumulation_steps
     save_every = min(run.save_checkpoints_steps, run.num_train_steps)
     steps_per_epoch = save_every * micro  # fit counts micro-batches
@@ -105,9 +106,8 @@ def _train(model_fn, optimizer_fn, train_dataset_fn, global_batch_size, run, str
         compile_for_training(model, optimizer, run, strategy, steps_per_epoch)
         checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer,
                                          seed_states=_seed_states(model))
-    latest = tf.train.latest_checkpoint(run.output_dir)
+    latest = restore_latest(checkpoint, run.output_dir)
     if latest:
-        checkpoint.restore(latest).assert_existing_objects_matched()
         logging.info("resumed from %s", latest)
     elif init_checkpoint:
         init_from_checkpoint(model, init_checkpoint, **(init_kwargs or {}))
@@ -115,7 +115,8 @@ def _train(model_fn, optimizer_fn, train_dataset_fn, global_batch_size, run, str
     start = engine.step()
     epochs = math.ceil(run.num_train_steps / save_every)
     initial_epoch = start // save_every
-    if latest and evaluate_fn is not None and start not in engine.evaluated_steps():
+    at_save_point = start % save_every == 0 or start >= run.num_train_steps
+    if latest and at_save_point and evaluate_fn is not None and start not in engine.evaluated_steps():
         engine.evaluate()  # the previous run was stopped between this checkpoint and its eval
     if start >= run.num_train_steps:
         logging.info("already trained to step %d >= num_train_steps %d", start, run.num_train_steps)
@@ -124,22 +125,46 @@ def _train(model_fn, optimizer_fn, train_dataset_fn, global_batch_size, run, str
         raise ValueError(f"train batch size {global_batch_size} is not divisible by "
                          f"--gradient_accumulation_steps {micro}")
     # One optimizer step consumes `micro` micro-batches that together make the global batch.
-    dataset = distribute.distribute_dataset(
-        strategy, _resumed_dataset_fn(train_dataset_fn, start * micro), global_batch_size // micro)
-    callbacks = [
-        _StopOnNonFiniteLoss(engine, model.steps_per_execution),
-        _StopAtStep(run.num_train_steps, engine.step),
-        _StepRateLogger(run.log_every_steps, global_batch_size,
-                        tf.summary.create_file_writer(os.path.join(write_dir, "train")), engine.step),
-        _CheckpointAndEvaluate(engine),
-    ]
-    history = model.fit(dataset, epochs=epochs, steps_per_epoch=steps_per_epoch,
-                        initial_epoch=initial_epoch, callbacks=callbacks,
-                        verbose=run.verbose if chief else 0)
+    dataset_at = lambda step: distribute.distribute_dataset(  # noqa: E731
+        strategy, _resumed_dataset_fn(train_dataset_fn, step * micro), global_batch_size // micro)
+    with save_on_sigterm(engine) as on_sigterm:
+        callbacks = [
+            _StopOnNonFiniteLoss(engine, model.steps_per_execution),
+            _StopAtStep(run.num_train_steps, engine.step),
+            _StepRateLogger(run.log_every_steps, global_batch_size,
+                            tf.summary.create_file_writer(fileio.join(write_dir, "train")), engine.step),
+            _CheckpointAndEvaluate(engine), on_sigterm,
+        ]
+        verbose = run.verbose if chief else 0
+        if not at_save_point:  # preempted between save points: steps up to the next one first
+            initial_epoch += 1
+            with _one_step_per_call(model):
+                model.fit(dataset_at(start), epochs=1,
+                          steps_per_epoch=(initial_epoch * save_every - start) * micro,
+                          callbacks=callbacks, verbose=verbose)
+        history = model.fit(dataset_at(engine.step()), epochs=epochs, steps_per_epoch=steps_per_epoch,
+                            initial_epoch=initial_epoch, callbacks=callbacks, verbose=verbose) \
+            if engine.step() < run.num_train_steps else keras.callbacks.History()
     logging.info("trained to step %d; weights sha256 %s", engine.step(), weights_fingerprint(model))
     if not chief:  # a non-chief's checkpoints and summaries are only for the collectives
-        shutil.rmtree(write_dir, ignore_errors=True)
-    return TrainResult(model, engine.step(), engine.best, engine.history, history.history)
+        fileio.rmtree(write_dir)
+    return TrainResult(model, engine.step(), engine.best, engine.history,
+                       getattr(history, "history", {}))
+
+
+@contextlib.contextmanager
+def _one_step_per_call(model):
+    """Within: the training function runs one step per call, so a catch-up epoch of any length
+    fits (the compiled function of --iterations_per_loop steps comes back afterwards)."""
+    from albert_tf.engine.compiling import _step_function
+    saved = model.steps_per_execution, model.train_function
+    if saved[0] > 1:
+        model.steps_per_execution = 1
+        model.train_function = _step_function(model, model.train_step, 1)
+    try:
+        yield
+    finally:
+        model.steps_per_execution, model.train_function = saved
 
 
 def weights_fingerprint(model) -> str:

@@ -12,6 +12,7 @@ import difflib
 import math
 import os
 
+from albert_tf import fileio
 from albert_tf.errors import InputError
 
 
@@ -67,26 +68,38 @@ def check_divides(FLAGS, name, divisor, what):
 
 # ---- files and folders ------------------------------------------------------------------------
 def check_file(flag, path, what="file"):
-    """`path` must be an existing, non-empty regular file."""
-    if not os.path.exists(path):
-        raise InputError(f"--{flag}: {what} {path} does not exist")
-    if not os.path.isfile(path):
-        raise InputError(f"--{flag}: {path} is a directory, not a {what}")
-    if os.path.getsize(path) == 0:
+    """`path` (local or remote) must be an existing, non-empty regular file."""
+    try:
+        if not fileio.exists(path):
+            raise InputError(f"--{flag}: {what} {path} does not exist")
+        if not fileio.isfile(path):
+            raise InputError(f"--{flag}: {path} is a directory, not a {what}")
+        empty = fileio.getsize(path) == 0
+    except InputError:
+        raise
+    except Exception as e:  # noqa: BLE001  a bucket that cannot be reached, a denied read
+        raise InputError(f"--{flag}: cannot read {what} {path} ({_cause(e)})") from None
+    if empty:
         raise InputError(f"--{flag}: {what} {path} is empty")
 
 
+def _cause(error) -> str:
+    """The first line of a filesystem error, without TensorFlow's op context."""
+    text = str(getattr(error, "message", "") or error).strip().splitlines()
+    return text[0] if text else type(error).__name__
+
+
 def check_dir(flag, path, what="folder"):
-    """`path` must be an existing directory."""
-    if not os.path.isdir(path):
-        problem = "is a file, not a folder" if os.path.exists(path) else "does not exist"
+    """`path` (local or remote) must be an existing directory."""
+    if not fileio.isdir(path):
+        problem = "is a file, not a folder" if fileio.exists(path) else "does not exist"
         raise InputError(f"--{flag}: {what} {path} {problem}")
 
 
 def _nearest_existing(path):
-    """The path itself, or its closest ancestor that exists."""
-    path = os.path.abspath(path)
-    while not os.path.exists(path):
+    """The path itself, or its closest ancestor that exists (local paths)."""
+    path = fileio.abspath(path)
+    while not fileio.exists(path):
         parent = os.path.dirname(path)
         if parent == path:
             break
@@ -96,11 +109,14 @@ def _nearest_existing(path):
 
 def check_output_dir(flag, path):
     """An output folder: a directory (or absent) that can be created and written; nothing is
-    created here."""
-    if os.path.exists(path) and not os.path.isdir(path):
+    created here. A remote folder (gs://...) is checked only for not being an object: buckets
+    have no folders to create and no permission bits to read before a write."""
+    if fileio.isfile(path):
         raise InputError(f"--{flag}: {path} is a file; give a folder (it is created if absent)")
+    if fileio.is_remote(path):
+        return
     base = _nearest_existing(path)
-    if not os.path.isdir(base):
+    if not fileio.isdir(base):
         raise InputError(f"--{flag}: {path} cannot be created: {base} is a file")
     if not os.access(base, os.W_OK | os.X_OK):
         raise InputError(f"--{flag}: {path} is not writable ({base} denies writing)")
@@ -108,16 +124,16 @@ def check_output_dir(flag, path):
 
 def check_output_file(flag, path):
     """An output file: not a folder, in a folder that can be created and written."""
-    if os.path.isdir(path):
+    if fileio.isdir(path) and not fileio.isfile(path):
         raise InputError(f"--{flag}: {path} is a folder; give a file name")
-    check_output_dir(flag, os.path.dirname(os.path.abspath(path)))
+    check_output_dir(flag, fileio.dirname(fileio.abspath(path)))
 
 
 def check_utf8(flag, path) -> bool:
     """The whole file must decode as UTF-8; the error names the line. Returns whether the
     file holds any non-blank text."""
     decoder, line, has_text = codecs.getincrementaldecoder("utf-8")(), 1, False
-    with open(path, "rb") as f:
+    with fileio.open_file(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             try:
                 text = decoder.decode(chunk)
@@ -136,8 +152,8 @@ def check_has_checkpoint(FLAGS, why):
     if FLAGS.init_checkpoint:
         return
     out = FLAGS.output_dir
-    if os.path.isdir(out) and (tf.train.latest_checkpoint(out) or
-                               os.path.exists(os.path.join(out, "model.ckpt-best.index"))):
+    if fileio.isdir(out) and (tf.train.latest_checkpoint(out) or
+                              fileio.exists(fileio.join(out, "model.ckpt-best.index"))):
         return
     raise InputError(f"--init_checkpoint is required {why}: --output_dir {out} holds no "
                      "checkpoint, and the model would be random")
@@ -174,8 +190,7 @@ def check_tokenizer(FLAGS, config=None):
         flag, path = "vocab_file", FLAGS.vocab_file
         check_file(flag, path, "vocab file")
         check_utf8(flag, path)
-        with open(path, encoding="utf-8") as f:
-            size = sum(1 for line in f if line.strip())
+        size = sum(1 for line in fileio.read_text(path).splitlines() if line.strip())
     else:
         raise InputError("--spm_model_file is required (or --vocab_file for a WordPiece model)")
     if config is not None and size > config.vocab_size:
@@ -189,7 +204,7 @@ def _spm_size(path):
     import sentencepiece as spm
     sp = spm.SentencePieceProcessor()
     try:
-        sp.Load(path)
+        sp.LoadFromSerializedProto(fileio.read_bytes(path))
     except (OSError, RuntimeError) as e:
         raise InputError(f"--spm_model_file: {path} is not a SentencePiece model "
                          f"({str(e).splitlines()[0] if str(e) else type(e).__name__})") from None
