@@ -20,6 +20,7 @@ that wrote it (tempfile and safetensors make 0600 files).
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -28,7 +29,36 @@ import secrets
 import shutil
 import tempfile
 
+from albert_tf.errors import StorageError
+
 _LOCAL_SCHEMES = ("", "file")
+_FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
+_FULL_TF_ERRORS = {"ResourceExhaustedError"}  # TensorFlow's "No space left on device"
+
+
+def storage_error(path, error):
+    """A StorageError naming `path` when `error` says the storage is full or read-only (local
+    ENOSPC, TensorFlow's ResourceExhaustedError, ...); None for any other error."""
+    full = (isinstance(error, OSError) and error.errno in _FULL_ERRNOS) or \
+        type(error).__name__ in _FULL_TF_ERRORS
+    if not full:
+        return None
+    cause = (getattr(error, "strerror", None) or getattr(error, "message", None) or str(error))
+    cause = str(cause).strip().splitlines()[0] if str(cause).strip() else type(error).__name__
+    return StorageError(f"cannot write {os.fspath(path)}: {cause}; nothing of it was kept; free "
+                        "space (or fix access), then run the same command again")
+
+
+@contextlib.contextmanager
+def _reported(path):
+    """Within: a full or read-only storage error becomes one StorageError naming `path`."""
+    try:
+        yield
+    except Exception as e:  # noqa: BLE001  OSError, or tf.errors.* without importing tf here
+        mapped = storage_error(path, e)
+        if mapped is None:
+            raise
+        raise mapped from None
 
 
 def _gfile():
@@ -212,6 +242,13 @@ def atomic_path(path, local: bool = False):
     local scratch file uploaded to it at the end. Whatever was written is removed if the block
     raises, so a failed write leaves nothing half-written."""
     path = os.fspath(path)
+    with _reported(path):
+        with _atomic_path(path, local) as tmp:
+            yield tmp
+
+
+@contextlib.contextmanager
+def _atomic_path(path, local):
     if not is_remote(path):
         tmp = _new_file_beside(_local(path))
         try:
@@ -294,6 +331,11 @@ def create_exclusive(path, text: str) -> bool:
             return False
         write_text(path, text)
         return read_text(path) == text
+    with _reported(path):
+        return _link_new(path, text)
+
+
+def _link_new(path, text) -> bool:
     tmp = _new_file_beside(_local(path))
     try:
         with open(tmp, "w", encoding="utf-8") as f:

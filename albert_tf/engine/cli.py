@@ -12,6 +12,7 @@ import traceback
 from absl import app, flags
 
 from albert_tf.errors import AlbertError, InputError
+from albert_tf.fileio import storage_error
 
 USAGE_EXIT_CODE = InputError.exit_code
 
@@ -33,6 +34,13 @@ def fail(message, exit_code: int, show_traceback: bool = False):
     sys.stderr.flush()
     print(f"error: {one_line(message)}", file=sys.stderr, flush=True)
     sys.exit(exit_code)
+
+
+def _cause(error) -> str:
+    if isinstance(error, OSError) and error.filename:
+        return f"{error.filename}: {error.strerror}"
+    text = str(getattr(error, "message", "") or error).strip().splitlines()
+    return text[0] if text else type(error).__name__
 
 
 def _verbose() -> bool:
@@ -59,6 +67,12 @@ def guarded(main):
             return main(argv)
         except AlbertError as e:
             fail(e, e.exit_code, _verbose())
+        except Exception as e:  # noqa: BLE001  a full disk anywhere: one line, not a traceback
+            mapped = storage_error("a file", e)
+            if mapped is None:
+                raise
+            fail(f"storage full or read-only: {_cause(e)}; free space (or fix access), then run "
+                 "the same command again to resume", mapped.exit_code, _verbose())
         except app.UsageError as e:
             fail(e, USAGE_EXIT_CODE, _verbose())
     return wrapped

@@ -1,6 +1,7 @@
-"""Preemption: run_classifier.py SIGKILLed at three points (run_pretraining.py at one) and
-restarted ends exactly where an unbroken run ends (every variable, the optimizer step, dropout
-seeds and data order included)."""
+"""Preemption: run_classifier.py SIGKILLed at three points (run_pretraining.py SIGTERMed between
+save points, then SIGKILLed) and restarted ends exactly where an unbroken run ends (every
+variable, the optimizer step, dropout seeds and data order included). The interrupted runs use a
+relative --output_dir, which the checkpoint state must resolve from the working folder."""
 import json
 import os
 import pathlib
@@ -48,15 +49,19 @@ def _pretraining(fixtures_dir, data_dir, out, tmp, split_records):
 # ckpt-4 (data written, index not yet), right after ckpt-4 was saved; None: run to the end.
 THREE_KILLS = (("step:3", "ckpt-2"), ("checkpoint_written:4", "ckpt-2"), ("saved:4", "ckpt-4"),
                (None, f"ckpt-{STEPS}"))
-ONE_KILL = (("step:3", "ckpt-2"), (None, f"ckpt-{STEPS}"))
+# SIGTERM (a VM's preemption notice) after step 3: ckpt-3 saved at once, exit code 75; the rerun
+# trains the catch-up steps to the save point 4, is SIGKILLed after step 5, and resumes from 4.
+PREEMPTED = (("sigterm@step:3", "ckpt-3"), ("step:5", "ckpt-4"), (None, f"ckpt-{STEPS}"))
+EXIT_CODES = {None: 0, "sigterm@step:3": 75}
 
 
-def _start(cmd, log, kill_at=None):
+def _start(cmd, log, kill_at=None, cwd=None):
     env = dict(os.environ)
     env.pop(KILL_AT_ENV, None)
     if kill_at:
         env[KILL_AT_ENV] = kill_at
-    return subprocess.Popen(cmd, stdout=open(log, "w"), stderr=subprocess.STDOUT, env=env, cwd=ROOT)
+    return subprocess.Popen(cmd, stdout=open(log, "w"), stderr=subprocess.STDOUT, env=env,
+                            cwd=cwd or ROOT)
 
 
 def _wait_all(procs, timeout=420):
@@ -75,7 +80,7 @@ def _variables(path):
             if not k.startswith("_CHECKPOINTABLE_OBJECT_GRAPH")}
 
 
-@pytest.mark.parametrize("command, kills", [(_classifier, THREE_KILLS), (_pretraining, ONE_KILL)],
+@pytest.mark.parametrize("command, kills", [(_classifier, THREE_KILLS), (_pretraining, PREEMPTED)],
                          ids=["run_classifier", "run_pretraining"])
 def test_sigkill_then_resume_equals_unbroken_run(command, kills, fixtures_dir, data_dir, tmp_path,
                                                 split_pretraining_records):
@@ -83,16 +88,21 @@ def test_sigkill_then_resume_equals_unbroken_run(command, kills, fixtures_dir, d
     cmd = lambda out: command(fixtures_dir, data_dir, out, tmp_path, split_pretraining_records)
     run = _start(cmd(unbroken), tmp_path / "unbroken.log")
     assert _wait_all([run]) == [0], (tmp_path / "unbroken.log").read_text()[-3000:]
-    # One run killed at each kill point in turn, each restart continuing from what the kill left.
-    for kill_at, latest_after in kills:
-        log = tmp_path / f"broken-{kill_at}.log"
-        run = _start(cmd(broken), log, kill_at)
-        assert _wait_all([run]) == [-9 if kill_at else 0], log.read_text()[-3000:]
+    # One run killed at each kill point in turn, each restart continuing from what the kill left;
+    # --output_dir=broken, relative to the working folder tmp_path.
+    for number, (kill_at, latest_after) in enumerate(kills):
+        log = tmp_path / f"broken-{number}.log"
+        run = _start(cmd("broken"), log, kill_at, cwd=tmp_path)
+        assert _wait_all([run]) == [EXIT_CODES.get(kill_at, -9)], log.read_text()[-3000:]
         latest = tf.train.latest_checkpoint(broken)
         assert latest.endswith(latest_after), (kill_at, latest)
         _variables(latest)  # restorable
-        if kill_at != "step:3":
+        if number:
             assert "resumed from" in log.read_text()
+        if kill_at and kill_at.startswith("sigterm"):
+            last = log.read_text().strip().splitlines()[-1]
+            assert last.startswith("error: preempted (SIGTERM) at step 3: saved broken/ckpt-3; "
+                                   "run the same command again"), last
     assert (broken / "albert_tf.lock").exists() is False  # the stale locks were taken over, then released
     want = _variables(unbroken / f"ckpt-{STEPS}")
     steps = [k for k in want if k.startswith("optimizer/_iterations/")]
