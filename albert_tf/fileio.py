@@ -10,6 +10,8 @@ What is atomic where (docs/cloud_tpu.md):
   the `checkpoint` state, a `DONE` marker), and readers trust nothing without it.
 Every written local file follows the umask (mode 0666 less the umask), whatever the library
 that wrote it (tempfile and safetensors make 0600 files).
+Long because every file access of the project goes through here: one small function per
+operation, each with its local and remote branch.
 
 >>> from albert_tf import fileio
 >>> fileio.write_text("ram://bucket/run/notes.txt", "hello")
@@ -218,12 +220,13 @@ def follow_umask(path) -> None:
         os.chmod(_local(path), 0o666 & ~umask())
 
 
-def _new_file_beside(path: str) -> str:
-    """Creates a new empty file with a random hidden name in path's folder; returns its path."""
+def _new_file_beside(path: str, suffix: str = ".tmp") -> str:
+    """Creates a new empty file with a random hidden name in path's folder, ending in `suffix`;
+    returns its path."""
     directory, name = os.path.split(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     for _ in range(100):
-        tmp = os.path.join(directory, f".{name}.{secrets.token_hex(6)}.tmp")
+        tmp = os.path.join(directory, f".{name}.{secrets.token_hex(6)}{suffix}")
         try:  # O_EXCL: never an existing file; 0o666: the kernel applies the umask
             os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
         except FileExistsError:
@@ -248,9 +251,19 @@ def atomic_path(path, local: bool = False):
 
 
 @contextlib.contextmanager
-def _atomic_path(path, local):
+def atomic_path_with_suffix(path, suffix: str, local: bool = False):
+    """atomic_path for writers that insist on how a file name ends (Keras: `.keras`,
+    `.weights.h5`): a local temporary file's name ends in `suffix` too."""
+    path = os.fspath(path)
+    with _reported(path):
+        with _atomic_path(path, local, suffix) as tmp:
+            yield tmp
+
+
+@contextlib.contextmanager
+def _atomic_path(path, local, suffix=".tmp"):
     if not is_remote(path):
-        tmp = _new_file_beside(_local(path))
+        tmp = _new_file_beside(_local(path), suffix)
         try:
             yield tmp
             follow_umask(tmp)
@@ -299,6 +312,85 @@ def local_copy(path):
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def local_folder_copy(path):
+    """Yields a local folder holding every file under the folder `path` (sub-folders too), for
+    libraries that read only local folders (the path itself when it is local)."""
+    path = os.fspath(path)
+    if not is_remote(path):
+        yield _local(path)
+        return
+    scratch = tempfile.mkdtemp(prefix="albert_tf-download-")
+    try:
+        for root, _, files in _gfile().walk(path):
+            rel = root[len(path):].strip("/")
+            target = os.path.join(scratch, *rel.split("/")) if rel else scratch
+            os.makedirs(target, exist_ok=True)
+            for name in files:
+                _gfile().copy(posixpath.join(root, name), os.path.join(target, name),
+                              overwrite=True)
+        yield scratch
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def output_folder(path, last=()):
+    """Yields a local folder to write a multi-file output for the folder `path` with libraries
+    that write only local files. Local `path`: the folder itself (made if missing). Remote: a
+    local scratch folder whose files are uploaded when the block ends, those named in `last`
+    (relative paths, e.g. the `config.json` readers look for) after all the others, so a reader
+    that trusts the folder only with them never sees half of it; nothing is uploaded if the
+    block raises."""
+    path = os.fspath(path)
+    if not is_remote(path):
+        yield makedirs(_local(path))
+        return
+    scratch = tempfile.mkdtemp(prefix="albert_tf-upload-")
+    try:
+        yield scratch
+        files = []
+        for root, _, names in os.walk(scratch):
+            rel = os.path.relpath(root, scratch)
+            files += [name if rel == "." else "/".join([*rel.split(os.sep), name])
+                      for name in names]
+        order = sorted(files, key=lambda f: (f in last, last.index(f) if f in last else 0, f))
+        with _reported(path):
+            for rel in order:
+                target = posixpath.join(path, rel)
+                _gfile().makedirs(dirname(target))
+                _gfile().copy(os.path.join(scratch, *rel.split("/")), target, overwrite=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def scratch_file(data: bytes, name: str = "scratch"):
+    """Yields the path of a local temporary file named `name` holding `data`, removed when the
+    block ends (for libraries that take only a path, e.g. a tokenizer model held in memory)."""
+    scratch = tempfile.mkdtemp(prefix="albert_tf-scratch-")
+    try:
+        tmp = os.path.join(scratch, name)
+        with open(tmp, "wb") as f:
+            f.write(data)
+        yield tmp
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def rename(src, dst) -> str:
+    """Move one file onto `dst` within one filesystem, replacing it: locally one atomic
+    os.replace; remote a copy then a delete (no atomic rename there: write remote outputs
+    straight to their final path instead)."""
+    src, dst = os.fspath(src), os.fspath(dst)
+    with _reported(dst):
+        if is_remote(dst):
+            _gfile().rename(src, dst, overwrite=True)
+        else:
+            os.replace(_local(src), _local(dst))
+    return dst
+
+
 def write_bytes(path, data: bytes) -> str:
     """Write `data` to `path` so that no reader sees half of it (see the module docstring)."""
     path = os.fspath(path)
@@ -318,6 +410,15 @@ write_text_atomic = write_text  # the name the engine and tasks have used
 
 def write_json(path, obj, **dump_kwargs) -> str:
     return write_text(path, json.dumps(obj, **dump_kwargs))
+
+
+def write_npz(path, arrays: dict, compressed: bool = False) -> str:
+    """NumPy arrays as one `.npz` file at `path` (any filesystem), written as write_bytes does."""
+    import io
+    import numpy as np
+    buffer = io.BytesIO()  # np.savez seeks in its file: build it in memory, then write it
+    (np.savez_compressed if compressed else np.savez)(buffer, **arrays)
+    return write_bytes(path, buffer.getvalue())
 
 
 def create_exclusive(path, text: str) -> bool:
