@@ -13,6 +13,7 @@ import re
 import numpy as np
 import tensorflow as tf
 
+from albert_tf import fileio
 from albert_tf.errors import InputError
 from albert_tf.modeling.names import (  # noqa: F401  (re-exported: the converters' view)
     encoder_variable_map, original_variable_map)
@@ -46,23 +47,30 @@ class LoadReport:
 
 def resolve_checkpoint_path(path) -> str:
     """Accept a checkpoint prefix, a directory (its latest checkpoint, or model.ckpt-best), or a
-    file of the checkpoint (`.index`, `.data-*`)."""
+    file of the checkpoint (`.index`, `.data-*`), on any filesystem (gs://, ram://, local)."""
     path = os.fspath(path)
-    if os.path.isdir(path):
+    prefix = path
+    for suffix in (".index", ".meta"):
+        if prefix.endswith(suffix):
+            prefix = prefix[: -len(suffix)]
+    prefix = re.sub(r"\.data-\d{5}-of-\d{5}$", "", prefix)
+    if fileio.isfile(prefix + ".index"):  # before isdir: ram:// calls a prefix a folder
+        return prefix
+    if fileio.is_folder(path):
         latest = tf.train.latest_checkpoint(path)
         if latest:
             return latest
-        best = os.path.join(path, "model.ckpt-best")
-        if os.path.exists(best + ".index"):
+        best = fileio.join(path, "model.ckpt-best")
+        if fileio.exists(best + ".index"):
             return best
         raise FileNotFoundError(f"no TF checkpoint found in directory {path}")
-    for suffix in (".index", ".meta"):
-        if path.endswith(suffix):
-            path = path[: -len(suffix)]
-    path = re.sub(r"\.data-\d{5}-of-\d{5}$", "", path)
-    if not os.path.exists(path + ".index"):
-        raise FileNotFoundError(f"TF checkpoint not found: {path} (no {path}.index)")
-    return path
+    raise FileNotFoundError(f"TF checkpoint not found: {prefix} (no {prefix}.index)")
+
+
+def checkpoint_reader(path):
+    """A reader of a TF1 or object checkpoint prefix on any filesystem
+    (tf.train.load_checkpoint wants a `checkpoint` file on ram://; this reader does not)."""
+    return tf.compat.v1.train.NewCheckpointReader(os.fspath(path))
 
 
 def _name_prefix(shapes) -> str:
@@ -110,7 +118,7 @@ def check_checkpoint_fits_config(config, ckpt_path, *, group0_fallback=False,
     when they are loaded. Reads only the checkpoint's index, not its values."""
     try:
         path = resolve_checkpoint_path(ckpt_path)
-        shapes = tf.train.load_checkpoint(path).get_variable_to_shape_map()
+        shapes = checkpoint_reader(path).get_variable_to_shape_map()
     except (tf.errors.OpError, ValueError) as e:
         raise InputError(f"cannot read TF checkpoint {ckpt_path}: {e}") from None
     if "_CHECKPOINTABLE_OBJECT_GRAPH" in shapes:
@@ -152,7 +160,7 @@ def load_original_checkpoint(model, ckpt_path, *, require_encoder=True, group0_f
     """
     path = resolve_checkpoint_path(ckpt_path)
     try:
-        reader = tf.train.load_checkpoint(path)
+        reader = checkpoint_reader(path)
     except (tf.errors.OpError, ValueError) as e:
         raise InputError(f"cannot read TF checkpoint {path}: {e}") from None
     shapes = reader.get_variable_to_shape_map()
@@ -206,40 +214,56 @@ def assign_google_named(model, shapes, read, source, *, ignored=(), require_enco
 def save_original_checkpoint(model, ckpt_path, *, global_step=None, write_state_file=False):
     """Write the model's variables to a TF1 name-based checkpoint with Google's names.
 
-    Written under a temporary prefix and renamed when complete. `write_state_file` also writes
-    the `checkpoint` file that `tf.train.latest_checkpoint` reads. Returns the prefix.
+    Local: written under a temporary prefix and renamed when complete. Remote (gs://): written
+    straight to its prefix, any old `.index` removed first; TensorFlow writes the `.index` last,
+    so it marks the checkpoint complete. `write_state_file` also writes the `checkpoint` file
+    that `tf.train.latest_checkpoint` reads. Returns the prefix.
     """
     ckpt_path = os.fspath(ckpt_path)
-    directory = os.path.dirname(os.path.abspath(ckpt_path))
-    os.makedirs(directory, exist_ok=True)
+    directory = fileio.dirname(fileio.abspath(ckpt_path))
+    fileio.makedirs(directory)
     names = original_variable_map(model)
     tensors = {n: tf.convert_to_tensor(v.value if hasattr(v, "value") else v) for n, v in names.items()}
     if global_step is not None:
         tensors["global_step"] = tf.constant(int(global_step), tf.int64)
     ordered = sorted(tensors)
-    tmp_prefix = os.path.join(directory, f".tmp-{os.path.basename(ckpt_path)}-{os.getpid()}")
-    try:
-        tf.raw_ops.SaveV2(prefix=tmp_prefix, tensor_names=ordered,
-                          shape_and_slices=[""] * len(ordered),
+
+    def save(prefix):
+        tf.raw_ops.SaveV2(prefix=prefix, tensor_names=ordered, shape_and_slices=[""] * len(ordered),
                           tensors=[tensors[n] for n in ordered])
-        data_files = sorted(f for f in os.listdir(directory)
-                            if f.startswith(os.path.basename(tmp_prefix) + ".data-"))
-        for f in data_files:
-            os.replace(os.path.join(directory, f),
-                       os.path.join(directory, os.path.basename(ckpt_path) + f[len(os.path.basename(tmp_prefix)):]))
-        os.replace(tmp_prefix + ".index", ckpt_path + ".index")
-    finally:
-        for f in os.listdir(directory):
-            if f.startswith(os.path.basename(tmp_prefix)):
-                os.remove(os.path.join(directory, f))
+
+    if fileio.is_remote(ckpt_path):
+        fileio.remove(ckpt_path + ".index")  # no reader pairs an old index with the new data
+        save(ckpt_path)
+    else:
+        _save_then_rename(save, ckpt_path, directory)
     if write_state_file:
-        tf.train.update_checkpoint_state(directory, ckpt_path)
+        # the name relative to the folder (TF makes remote names relative itself, wrongly)
+        state_name = fileio.join(directory, fileio.basename(ckpt_path))
+        tf.compat.v1.train.update_checkpoint_state(
+            directory, state_name if fileio.is_remote(directory) else fileio.basename(ckpt_path))
     return ckpt_path
+
+
+def _save_then_rename(save, ckpt_path, directory):
+    """A local checkpoint saved under a temporary prefix, then renamed: data files, `.index` last."""
+    name = fileio.basename(ckpt_path)
+    tmp_name = f".tmp-{name}-{os.getpid()}"
+    try:
+        save(fileio.join(directory, tmp_name))
+        for f in fileio.listdir(directory):
+            if f.startswith(tmp_name + ".data-"):
+                fileio.rename(fileio.join(directory, f), ckpt_path + f[len(tmp_name):])
+        fileio.rename(fileio.join(directory, tmp_name + ".index"), ckpt_path + ".index")
+    finally:
+        for f in fileio.listdir(directory):
+            if f.startswith(tmp_name):
+                fileio.remove(fileio.join(directory, f))
 
 
 def read_original_checkpoint(ckpt_path) -> dict:
     """All weight tensors of a TF1 checkpoint as numpy arrays (optimizer slots and steps left out)."""
     path = resolve_checkpoint_path(ckpt_path)
-    reader = tf.train.load_checkpoint(path)
+    reader = checkpoint_reader(path)
     return {n: reader.get_tensor(n) for n in reader.get_variable_to_shape_map()
             if not (_OPTIMIZER_SLOT.search(n) or _NOT_WEIGHTS.search(n))}

@@ -2,8 +2,7 @@
 builder with random_next_sentence) or with SOP data, each evaluated on held-out NSP and SOP sets."""
 from __future__ import annotations
 
-import os
-
+from albert_tf import fileio
 from albert_tf.paper.report import markdown_table, mean_spread, publish
 from albert_tf.paper.small_scale import describe, get_setting, prepare_corpus, pretrain_and_evaluate
 
@@ -14,13 +13,13 @@ PAPER_TABLE5 = {"none": (54.9, 52.4, 53.3), "nsp": (54.5, 90.5, 52.0), "sop": (5
 def run_table5(output_dir: str, setting: str) -> dict:
     """{trained_on: {seed: {"nsp": metrics, "sop": metrics}}} plus the held-out set sizes."""
     s = get_setting(setting)
-    data = prepare_corpus(os.path.join(output_dir, "data"), s, kinds=("nsp", "sop"))
+    data = prepare_corpus(fileio.join(output_dir, "data"), s, kinds=("nsp", "sop"))
     evals = {k: (data[f"{k}_eval"], data[f"{k}_eval_instances"]) for k in ("nsp", "sop")}
     runs = {}
     for trained_on in ("nsp", "sop"):
         ordered = {trained_on: evals[trained_on], **evals}  # evaluate on its own task first
         runs[trained_on] = {seed: pretrain_and_evaluate(
-            s, os.path.join(output_dir, f"{trained_on}_seed{seed}"), data[f"{trained_on}_train"],
+            s, fileio.join(output_dir, f"{trained_on}_seed{seed}"), data[f"{trained_on}_train"],
             ordered, seed) for seed in s.seeds}
     return {"runs": runs, "eval_instances": {k: v[1] for k, v in evals.items()}, "setting": s,
             "baselines": {k: data[f"{k}_eval_baselines"] for k in ("nsp", "sop")}}

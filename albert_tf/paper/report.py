@@ -1,8 +1,7 @@
 """Markdown tables for the paper reproductions: printed and written to <output_dir>/<name>.md."""
 from __future__ import annotations
 
-import os
-
+from albert_tf import fileio
 from albert_tf.fileio import write_text_atomic
 
 
@@ -17,8 +16,8 @@ def publish(output_dir: str, name: str, title: str, table: str, notes: str = "")
     """Print the table and write it (with title and notes) to output_dir/name.md; returns the text."""
     text = f"### {title}\n\n{table}" + (f"\n{notes.strip()}\n" if notes else "")
     print(text)
-    os.makedirs(output_dir, exist_ok=True)
-    write_text_atomic(os.path.join(output_dir, f"{name}.md"), text)
+    fileio.makedirs(output_dir)
+    write_text_atomic(fileio.join(output_dir, f"{name}.md"), text)
     return text
 
 

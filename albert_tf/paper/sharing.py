@@ -3,8 +3,8 @@ shared-FFN and not-shared models after the same pretraining steps on the same da
 from __future__ import annotations
 
 import dataclasses
-import os
 
+from albert_tf import fileio
 from albert_tf.config import AlbertConfig
 from albert_tf.paper.params import SHARING_NAMES, count_parameters
 from albert_tf.paper.report import markdown_table, mean_spread, publish
@@ -18,10 +18,10 @@ def run_sharing(output_dir: str, setting: str) -> dict:
     """{sharing: {seed: metrics on the held-out SOP set}} plus the setting and set size."""
     s = get_setting(setting)
     s = dataclasses.replace(s, num_train_steps=s.sharing_train_steps or s.num_train_steps)
-    data = prepare_corpus(os.path.join(output_dir, "data"), s, kinds=("sop",))
+    data = prepare_corpus(fileio.join(output_dir, "data"), s, kinds=("sop",))
     evals = {"sop": (data["sop_eval"], data["sop_eval_instances"])}
     runs = {sharing: {seed: pretrain_and_evaluate(
-        s, os.path.join(output_dir, f"{sharing}_seed{seed}"), data["sop_train"], evals, seed,
+        s, fileio.join(output_dir, f"{sharing}_seed{seed}"), data["sop_train"], evals, seed,
         sharing=sharing)["sop"] for seed in s.sharing_seeds} for sharing in SHARING_NAMES}
     return {"runs": runs, "setting": s, "eval_instances": data["sop_eval_instances"],
             "baselines": data["sop_eval_baselines"]}

@@ -4,8 +4,8 @@ TFRecords from Google's builder, and one seeded pretraining run."""
 from __future__ import annotations
 
 import dataclasses
-import os
 
+from albert_tf import fileio
 from albert_tf.pretraining.demo import (DEMO_MODEL, _pydoc_named, demo_documents, held_out_baselines,
                             split_documents, write_corpus)
 
@@ -67,16 +67,16 @@ def prepare_corpus(output_dir: str, s: Setting, kinds=("sop",)) -> dict:
     from albert_tf.text.tokenization import train_sentencepiece
     named = demo_documents() if s.corpus == "demo" else _pydoc_named()
     train_docs, held_docs = split_documents(named, s.held_out_percent)
-    os.makedirs(output_dir, exist_ok=True)
-    train_txt = write_corpus([d for _, d in train_docs], os.path.join(output_dir, "corpus_train.txt"))
-    eval_txt = write_corpus([d for _, d in held_docs], os.path.join(output_dir, "corpus_eval.txt"))
-    out = {"spm": train_sentencepiece([train_txt], os.path.join(output_dir, "spm"), s.vocab_size)}
+    fileio.makedirs(output_dir)
+    train_txt = write_corpus([d for _, d in train_docs], fileio.join(output_dir, "corpus_train.txt"))
+    eval_txt = write_corpus([d for _, d in held_docs], fileio.join(output_dir, "corpus_eval.txt"))
+    out = {"spm": train_sentencepiece([train_txt], fileio.join(output_dir, "spm"), s.vocab_size)}
     common = dict(spm_model_file=out["spm"], max_seq_length=s.max_seq_length,
                   max_predictions_per_seq=s.max_predictions_per_seq, random_seed=12345)
     for kind in kinds:
         nsp = dict(random_next_sentence=(kind == "nsp"))
-        out[f"{kind}_train"] = os.path.join(output_dir, f"{kind}_train.tfrecord")
-        out[f"{kind}_eval"] = os.path.join(output_dir, f"{kind}_eval.tfrecord")
+        out[f"{kind}_train"] = fileio.join(output_dir, f"{kind}_train.tfrecord")
+        out[f"{kind}_eval"] = fileio.join(output_dir, f"{kind}_eval.tfrecord")
         build_pretraining_data([train_txt], [out[f"{kind}_train"]], dupe_factor=s.dupe_factor,
                                **common, **nsp)
         stats = build_pretraining_data([eval_txt], [out[f"{kind}_eval"]], dupe_factor=1, **common, **nsp)
@@ -123,8 +123,8 @@ def pretrain_and_evaluate(s: Setting, model_dir: str, train_file: str, evals: di
         # From the exported Google-format checkpoint (the only eval, so the final weights): the
         # eval-only path cannot restore our own training checkpoints (optimizer slots).
         only_eval = dc.replace(opts, do_train=False, eval_input_file=file,
-                               output_dir=os.path.join(model_dir, f"eval_{name}"),
-                               init_checkpoint=os.path.join(model_dir, training.BEST_CHECKPOINT),
+                               output_dir=fileio.join(model_dir, f"eval_{name}"),
+                               init_checkpoint=fileio.join(model_dir, training.BEST_CHECKPOINT),
                                max_eval_steps=eval_steps(instances, s))
         results[name] = pretrain(config, only_eval)
     keras.backend.clear_session()

@@ -9,7 +9,10 @@ n-gram masking, the same ``tf.train.Example`` features) and fixes its traps:
   cache, and every dupe round streams that cache with a bounded shuffle buffer of
   instances (Google held corpus x dupe_factor instances in RAM and shuffled globally);
 * (file, round) jobs run in parallel processes (``num_workers``);
-* every output is written under a temporary name and renamed only when complete.
+* every local output is written under a temporary name and renamed only when complete; a
+  remote one (gs://...) is written straight to its final name and appears whole when closed
+  (object stores have no rename); inputs, outputs and the tokenizer may be on any filesystem
+  tf.io.gfile knows, the token caches and part files stay in a local scratch folder.
 
 This module holds the jobs, the process pool and the public entry points; the parts are
 documents (input text), tokens (tokenizer, token cache), masking, instances and writer
@@ -21,13 +24,12 @@ from __future__ import annotations
 import multiprocessing
 import os
 import random
-import shutil
-import tempfile
 import time
 from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
 from typing import Callable, Iterable, Iterator
 
+from albert_tf import fileio
 from albert_tf.pretraining.documents import (expand_input_files, iter_raw_documents,
                                              split_output_files, split_sentences)
 from albert_tf.pretraining.instances import (InstanceMaker, TrainingInstance,
@@ -193,7 +195,7 @@ def create_instances(input_file: str, spm_model_file: str | None = None,
     path = expand_input_files(input_file)[0]
     spec, vocab, opts = _prepare(spm_model_file, vocab_file, do_lower_case, opts)
     instances: list = []
-    with tempfile.TemporaryDirectory(prefix="albert_tokens_") as tmp:
+    with fileio.scratch_folder(prefix="albert_tokens_") as tmp:
         info = TokenCache.write(path, tmp, spec, opts, vocab.size)
         cache = TokenCache(tmp, info["id_typecode"])
         try:
@@ -226,22 +228,20 @@ def build_pretraining_data(input_files, output_files, spm_model_file: str | None
         raise ValueError(f"one_output_per_input needs one output per input: "
                          f"{len(inputs)} inputs, {len(outputs)} outputs")
     spec, vocab, opts = _prepare(spm_model_file, vocab_file, do_lower_case, opts)
-    out_dir = os.path.dirname(os.path.abspath(outputs[0]))
-    os.makedirs(out_dir, exist_ok=True)
-    work = tempfile.mkdtemp(prefix=".albert_pretraining_", dir=out_dir)
-    sink = OutputSet(outputs)
-    run = _Run(inputs, opts, spec, vocab, work, sink, one_output_per_input, progress, t_start)
-    try:
-        if num_workers <= 1:
-            run.serial()
-        else:
-            run.parallel(num_workers)
-        sink.commit()
-    except BaseException:
-        sink.abort()
-        raise
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    # the scratch folder beside a local output (the same disk), else the system's temp folder
+    with fileio.scratch_folder(beside=outputs[0], prefix=".albert_pretraining_") as work:
+        sink = OutputSet(outputs)
+        run = _Run(inputs, opts, spec, vocab, work, sink, one_output_per_input, progress,
+                   t_start)
+        try:
+            if num_workers <= 1:
+                run.serial()
+            else:
+                run.parallel(num_workers)
+            sink.commit()
+        except BaseException:
+            sink.abort()
+            raise
     return run.summary(sink, outputs)
 
 
@@ -271,7 +271,7 @@ class _Run:
             self.sink.add_part_to(f, part)
         else:
             self.sink.add_part_round_robin(part)
-        os.remove(part)
+        fileio.remove(part)
         seconds = counters.pop("seconds", 0.0)
         self.counters.update(counters)
         self.counters["job_seconds"] += seconds
@@ -293,7 +293,7 @@ class _Run:
             self._corpus(info)
             for r in range(self.opts.dupe_factor):
                 self._merge(f, _round_job(self._round_args(f, r, info)))
-            shutil.rmtree(info["directory"], ignore_errors=True)
+            fileio.rmtree(info["directory"])
 
     def parallel(self, num_workers: int):
         """Tokenise jobs first, then round jobs, merged in (file, round) order.
@@ -327,7 +327,7 @@ class _Run:
         self._merge(f, future.result())
         rounds_left[f][1] -= 1
         if rounds_left[f][1] == 0:
-            shutil.rmtree(rounds_left[f][0], ignore_errors=True)
+            fileio.rmtree(rounds_left[f][0])
 
     def summary(self, sink: OutputSet, outputs: list) -> dict:
         """The statistics dictionary returned by build_pretraining_data."""

@@ -19,6 +19,7 @@ import zlib
 
 from absl import logging
 
+from albert_tf import fileio
 from albert_tf.fileio import write_text_atomic
 
 # jit_compile: XLA, ~1.6x the steps/s of this small model on CPU (per-op overhead dominates)
@@ -74,8 +75,7 @@ def docstring_documents(path: str, module: str) -> list:
     """(module, sentences) for every module/class/function docstring of one file with ≥2 sentences:
     each docstring is one document, its sentences in the author's order."""
     try:
-        with open(path, encoding="utf-8") as f:
-            tree = ast.parse(f.read())
+        tree = ast.parse(fileio.read_text(path))
     except (SyntaxError, UnicodeDecodeError, ValueError):
         return []  # a stdlib file written for another Python (e.g. a vendored py2 script)
     kinds = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
@@ -94,7 +94,7 @@ def demo_documents() -> list:
     root = sysconfig.get_paths()["stdlib"]
     named = _pydoc_named()
     for path in stdlib_files(root):
-        module = os.path.relpath(path, root)[:-3].replace(os.sep, ".")
+        module = path[len(root):].lstrip(os.sep)[:-3].replace(os.sep, ".")
         named.extend(docstring_documents(path, f"stdlib:{module}"))
     return named
 
@@ -145,10 +145,9 @@ def plot_curves(history: list, path: str, mlm_chance: float | None = None,
     axes[1].legend(fontsize=8, loc="upper right", ncol=2)  # above the curves and chance lines
     fig.suptitle("ALBERT pretraining demo (pydoc_data.topics + stdlib docstrings)")
     fig.tight_layout()
-    tmp = path + ".tmp.png"
-    fig.savefig(tmp, dpi=100)
+    with fileio.atomic_path_with_suffix(path, ".png", local=True) as tmp:  # matplotlib: local
+        fig.savefig(tmp, dpi=100)
     plt.close(fig)
-    os.replace(tmp, path)
     return path
 
 
@@ -174,17 +173,17 @@ def build_demo_data(output_dir: str, opts: dict) -> dict:
     from albert_tf.pretraining.builder import build_pretraining_data
     from albert_tf.text.tokenization import train_sentencepiece
     train_docs, held_docs = split_documents(demo_documents(), opts["held_out_percent"])
-    train_txt = write_corpus([d for _, d in train_docs], os.path.join(output_dir, "corpus_train.txt"))
-    eval_txt = write_corpus([d for _, d in held_docs], os.path.join(output_dir, "corpus_eval.txt"))
+    train_txt = write_corpus([d for _, d in train_docs], fileio.join(output_dir, "corpus_train.txt"))
+    eval_txt = write_corpus([d for _, d in held_docs], fileio.join(output_dir, "corpus_eval.txt"))
     sources = {"train": sorted({s for s, _ in train_docs}), "held_out": sorted({s for s, _ in held_docs})}
     print(f"[1/5] corpus: {len(train_docs)} training and {len(held_docs)} held-out documents "
           f"({len(sources['held_out'])} whole topics/modules held out)")
-    spm = train_sentencepiece([train_txt], os.path.join(output_dir, "30k-clean"), opts["vocab_size"])
+    spm = train_sentencepiece([train_txt], fileio.join(output_dir, "30k-clean"), opts["vocab_size"])
     print(f"[2/5] SentencePiece model (ALBERT recipe, {opts['vocab_size']} pieces): {spm}")
     common = dict(spm_model_file=spm, max_seq_length=opts["max_seq_length"],
                   max_predictions_per_seq=opts["max_predictions_per_seq"], random_seed=12345)
-    train_rec = os.path.join(output_dir, "train.tfrecord")
-    eval_rec = os.path.join(output_dir, "eval.tfrecord")
+    train_rec = fileio.join(output_dir, "train.tfrecord")
+    eval_rec = fileio.join(output_dir, "eval.tfrecord")
     stats = build_pretraining_data([train_txt], [train_rec], dupe_factor=opts["dupe_factor"], **common)
     eval_stats = build_pretraining_data([eval_txt], [eval_rec], dupe_factor=opts["eval_dupe_factor"],
                                         **common)
@@ -229,12 +228,12 @@ def run_demo(output_dir="demo_output", **overrides) -> dict:
     from albert_tf.pretraining.task import pretrain
     opts = {**DEMO, **{k: v for k, v in overrides.items() if k in DEMO}}
     model_overrides = {k: v for k, v in overrides.items() if k in DEMO_MODEL}
-    os.makedirs(output_dir, exist_ok=True)
+    fileio.makedirs(output_dir)
     started, cpu_started = time.time(), time.process_time()
     data = build_demo_data(output_dir, opts)
     config = AlbertConfig(vocab_size=opts["vocab_size"], **{**DEMO_MODEL, **model_overrides})
-    config.to_json_file(os.path.join(output_dir, "albert_config.json"))
-    model_dir = os.path.join(output_dir, "model")
+    config.to_json_file(fileio.join(output_dir, "albert_config.json"))
+    model_dir = fileio.join(output_dir, "model")
     popts = _options(data, opts, model_dir)
     print(f"[4/5] pretraining a {config.num_hidden_layers}-layer shared ALBERT "
           f"(E={config.embedding_size}, H={config.hidden_size}, seq {opts['max_seq_length']}) "
@@ -243,12 +242,11 @@ def run_demo(output_dir="demo_output", **overrides) -> dict:
           f"{opts['save_checkpoints_steps']} steps")
     initial = initial_eval(config, popts)
     final = pretrain(config, popts)
-    with open(os.path.join(model_dir, training.EVAL_HISTORY), encoding="utf-8") as f:
-        history = [initial] + json.load(f)
+    history = [initial] + fileio.read_json(fileio.join(model_dir, training.EVAL_HISTORY))
     base = held_out_baselines(data["eval_record"], opts["max_seq_length"],
                               opts["max_predictions_per_seq"])
     chance, majority = base["masked_lm_accuracy"], max(base["label_1_share"], 1 - base["label_1_share"])
-    png = plot_curves(history, os.path.join(output_dir, "pretraining_curves.png"), chance, majority)
+    png = plot_curves(history, fileio.join(output_dir, "pretraining_curves.png"), chance, majority)
     summary = {"held_out": final, "initial_eval": initial, "first_eval": history[1] if history[1:] else None,
                "held_out_examples": popts.max_eval_steps * opts["eval_batch_size"],
                "held_out_instances": data["eval_instances"], "train_instances": data["train_instances"],
@@ -258,10 +256,10 @@ def run_demo(output_dir="demo_output", **overrides) -> dict:
                "wall_minutes": round((time.time() - started) / 60, 1),
                "cpu_minutes": round((time.process_time() - cpu_started) / 60, 1),
                "load_average": [round(x, 2) for x in os.getloadavg()], "jit_compile": opts["jit_compile"],
-               "output_dir": output_dir, "config": os.path.join(output_dir, "albert_config.json"),
+               "output_dir": output_dir, "config": fileio.join(output_dir, "albert_config.json"),
                "spm_model": data["spm"], "plot": png, "tensorboard": model_dir,
-               "best_checkpoint": os.path.join(model_dir, training.BEST_CHECKPOINT)}
-    write_text_atomic(os.path.join(output_dir, "demo_summary.json"), json.dumps(summary, indent=1))
+               "best_checkpoint": fileio.join(model_dir, training.BEST_CHECKPOINT)}
+    write_text_atomic(fileio.join(output_dir, "demo_summary.json"), json.dumps(summary, indent=1))
     _report(summary, chance, majority)
     return summary
 

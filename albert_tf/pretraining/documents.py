@@ -2,14 +2,14 @@
 sentence splitting, and the input / output file lists."""
 from __future__ import annotations
 
-import glob
-import os
 import re
 from typing import Iterator
 
+from albert_tf import fileio
 from albert_tf.pretraining.options import BuilderOptions
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])")
+_GLOB_MAGIC = re.compile(r"[*?[]")
 
 
 def split_sentences(paragraph: str) -> list[str]:
@@ -19,7 +19,7 @@ def split_sentences(paragraph: str) -> list[str]:
 
 def _detect_format(path: str) -> str:
     """'wiki' if the first non-blank line opens a WikiExtractor <doc>, else 'lines'."""
-    with open(path, encoding="utf-8", errors="replace") as f:
+    with fileio.open_text(path, errors="replace") as f:
         for line in f:
             if line.strip():
                 return "wiki" if line.lstrip().startswith("<doc") else "lines"
@@ -38,7 +38,7 @@ def iter_raw_documents(path: str, options: BuilderOptions) -> Iterator[list[str]
     if fmt == "auto":
         fmt = _detect_format(path)
     reader = _iter_wiki if fmt == "wiki" else _iter_lines
-    with open(path, encoding="utf-8") as f:
+    with fileio.open_text(path) as f:
         try:
             yield from reader(f, options)
         except UnicodeDecodeError as e:
@@ -87,7 +87,8 @@ def _iter_wiki(f, options: BuilderOptions) -> Iterator[list[str]]:
 
 
 def expand_input_files(spec) -> list:
-    """Comma-separated list (or sequence) of paths or globs -> existing, non-empty files.
+    """Comma-separated list (or sequence) of paths or globs -> existing, non-empty files, on
+    any filesystem (gs://...: globs are matched by tf.io.gfile).
 
     Raises FileNotFoundError / ValueError naming the offending pattern or file.
     """
@@ -96,13 +97,13 @@ def expand_input_files(spec) -> list:
     for pattern in (p.strip() for p in patterns):
         if not pattern:
             continue
-        matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+        matches = fileio.glob(pattern) if _GLOB_MAGIC.search(pattern) else [pattern]
         if not matches:
             raise FileNotFoundError(f"no input file matches {pattern!r}")
         for path in matches:
-            if not os.path.isfile(path):
+            if not fileio.isfile(path):
                 raise FileNotFoundError(f"input file not found: {path}")
-            if os.path.getsize(path) == 0:
+            if fileio.getsize(path) == 0:
                 raise ValueError(f"input file is empty: {path}")
             files.append(path)
     if not files:

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import Optional
 
 from absl import logging
 import tensorflow as tf
 
+from albert_tf import fileio
 from albert_tf.engine import distribute, training
 from albert_tf.engine.compiling import one_step_per_call
 from albert_tf.config import AlbertConfig
@@ -105,7 +105,7 @@ def pretrain(config: AlbertConfig, opts: PretrainingOptions, strategy=None) -> d
 
 
 def _pretrain(config, opts, strategy) -> dict:
-    os.makedirs(opts.output_dir, exist_ok=True)
+    fileio.makedirs(opts.output_dir)
     evaluate = make_evaluate_fn(opts, strategy) if opts.do_eval else None
     if opts.do_train:
         run = training.RunConfig(

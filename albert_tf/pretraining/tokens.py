@@ -8,6 +8,7 @@ import os
 import struct
 from typing import Iterator
 
+from albert_tf import fileio
 from albert_tf.pretraining.documents import iter_raw_documents
 from albert_tf.pretraining.options import BuilderOptions
 
@@ -36,7 +37,7 @@ def load_tokenizer(spec: TokenizerSpec):
         if spec.spm_model_file is None and spec.vocab_file is None:
             raise ValueError("give spm_model_file or vocab_file")
         for path in (spec.spm_model_file, spec.vocab_file):
-            if path is not None and not os.path.isfile(path):
+            if path is not None and not fileio.isfile(path):
                 raise FileNotFoundError(f"tokenizer file not found: {path}")
         _TOKENIZERS[spec] = tokenization.FullTokenizer(
             vocab_file=spec.vocab_file, do_lower_case=spec.do_lower_case,
@@ -99,7 +100,8 @@ def tokenize_document(raw: list[str], tokenizer, spec: TokenizerSpec) -> list[li
 
 
 class TokenCache:
-    """A tokenised input file on disk: ids, sentence lengths and a document index.
+    """A tokenised input file on the local disk (the builder's scratch folder, never a user
+    path): ids, sentence lengths and a document index.
 
     Files in `directory`: ids.bin (uint16 or uint32 piece ids), sents.bin (uint32
     sentence lengths), docs.bin (int64 pairs: sentences and tokens before each document,

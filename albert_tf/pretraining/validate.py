@@ -2,12 +2,14 @@
 flags, files, and the TFRecords' feature shapes against the flags."""
 from __future__ import annotations
 
-import glob
-import os
 import re
 
+from albert_tf import fileio
 from albert_tf.engine import validation as v
 from albert_tf.errors import InputError
+
+_GLOB_MAGIC = re.compile(r"[*?[]")
+
 
 def validate_pretraining(FLAGS):
     """run_pretraining.py's flags and its TFRecords' feature shapes; returns the AlbertConfig."""
@@ -41,13 +43,14 @@ def validate_pretraining(FLAGS):
 
 
 def expand_record_files(flag, spec):
-    """Comma-separated paths or globs → files; a pattern matching nothing is an InputError."""
+    """Comma-separated paths or globs (any filesystem: gs://...) → files; a pattern matching
+    nothing is an InputError."""
     files = []
     for pattern in (p.strip() for p in spec.split(",")):
         if not pattern:
             continue
-        matched = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
-        if not matched or not os.path.exists(matched[0]):
+        matched = fileio.glob(pattern) if _GLOB_MAGIC.search(pattern) else [pattern]
+        if not matched or not fileio.exists(matched[0]):
             raise InputError(f"--{flag}: no file matches {pattern!r}")
         for path in matched:
             v.check_file(flag, path, "TFRecord file")
@@ -121,7 +124,7 @@ def validate_pretraining_data(FLAGS):
     outputs = split_output_files(FLAGS.output_file)
     for path in outputs:
         v.check_output_file("output_file", path)
-        if os.path.abspath(path) in {os.path.abspath(p) for p in inputs}:
+        if fileio.abspath(path) in {fileio.abspath(p) for p in inputs}:
             raise InputError(f"--output_file: {path} is also an input file")
     if FLAGS.one_output_per_input and len(outputs) != len(inputs):
         raise InputError(f"--one_output_per_input needs one --output_file per input: "

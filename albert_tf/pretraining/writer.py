@@ -1,14 +1,17 @@
 """Writing the builder's records with the library: a TrainingInstance as a tf.train.Example
 in Google's feature layout, TFRecord files through tf.io.TFRecordWriter and tf.data, and
-the output files, written under temporary names and renamed together.
+the output files: local ones written under temporary names and renamed together, remote ones
+(gs://...) written straight to their final names, each appearing whole when it is closed.
 
 TensorFlow is imported on first use, not at import time, so that the builder's other
 modules (documents, tokens, masking, instances) stay light to import.
 """
 from __future__ import annotations
 
-import os
+import contextlib
 from typing import Iterator, Sequence
+
+from albert_tf import fileio
 
 FEATURE_NAMES = (
     "input_ids", "input_mask", "segment_ids", "token_boundary",
@@ -65,16 +68,27 @@ def iter_records(path: str) -> Iterator[bytes]:
         yield from batch.tolist()
 
 
+class _Aborted(Exception):
+    """Raised into the outputs' atomic_path blocks so that each removes what it wrote."""
+
+
 class OutputSet:
-    """Output TFRecord files written under temporary names, renamed together when complete."""
+    """Output TFRecord files (any filesystem), each written through fileio.atomic_path: a local
+    output under a temporary name beside it, renamed into place when all are complete; a remote
+    one straight to its final name (no rename on object stores), closed at commit. abort leaves
+    no temporary or partial file behind."""
 
     def __init__(self, paths: Sequence[str]):
         self.paths = list(paths)
-        self.tmp = [f"{p}.tmp-{os.getpid()}" for p in self.paths]
-        self.writers = []
-        for tmp in self.tmp:
-            os.makedirs(os.path.dirname(os.path.abspath(tmp)), exist_ok=True)
-            self.writers.append(record_writer(tmp))
+        self._targets = contextlib.ExitStack()
+        self.tmp, self.writers = [], []
+        try:
+            for path in self.paths:
+                self.tmp.append(self._targets.enter_context(fileio.atomic_path(path)))
+                self.writers.append(record_writer(self.tmp[-1]))
+        except BaseException:
+            self.abort()
+            raise
         self.counts = [0] * len(self.paths)
         self._next = 0
 
@@ -94,17 +108,19 @@ class OutputSet:
             self.counts[index] += 1
 
     def commit(self):
-        """Closes every output, syncs it to disk and renames it into place."""
+        """Closes every output (a remote one is complete then), syncs the local ones to disk
+        and renames them into place."""
         for writer, tmp in zip(self.writers, self.tmp):
             writer.close()
-            with open(tmp, "rb") as f:
-                os.fsync(f.fileno())
-        for tmp, path in zip(self.tmp, self.paths):
-            os.replace(tmp, path)
+            fileio.sync(tmp)
+        self._targets.close()
 
     def abort(self):
-        """Closes and deletes the temporary outputs."""
-        for writer, tmp in zip(self.writers, self.tmp):
+        """Closes and deletes the outputs written so far (temporary names, or remote objects)."""
+        for writer in self.writers:
             writer.close()
-            if os.path.exists(tmp):
-                os.remove(tmp)
+        try:
+            with self._targets:
+                raise _Aborted
+        except _Aborted:
+            pass

@@ -10,12 +10,12 @@ inputs where it cannot.
 from __future__ import annotations
 
 import functools
-import os
 import unicodedata
 
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from albert_tf import fileio
 from albert_tf.text import codepoints, spm_encode, tokenization
 from albert_tf.text.packing import pack_ids_graph
 
@@ -329,9 +329,9 @@ if keras is not None:
             if self.tokenizer is None:
                 raise ValueError(f"GraphTokenizerLayer {self.name!r} has no SentencePiece model "
                                  "to save")
-            with open(os.path.join(dir_path, self.ASSET_NAME), "wb") as f:
-                f.write(self.tokenizer.model_proto)
+            fileio.write_bytes(fileio.join(dir_path, self.ASSET_NAME),
+                               self.tokenizer.model_proto)
 
         def load_assets(self, dir_path):
             """Builds the tokenizer from the SentencePiece model saved by `save_assets`."""
-            self._use_model(os.path.join(dir_path, self.ASSET_NAME))
+            self._use_model(fileio.join(dir_path, self.ASSET_NAME))

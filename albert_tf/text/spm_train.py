@@ -1,12 +1,14 @@
 """Training a SentencePiece model with Google's ALBERT recipe (special symbols, coverage), written
-atomically so a half-trained model never appears."""
+atomically so a half-trained model never appears; inputs and the model may be on any filesystem
+(gs://...), SentencePiece itself works on local copies."""
 from __future__ import annotations
 
+import contextlib
 import os
-import shutil
-import tempfile
 
 import sentencepiece as spm
+
+from albert_tf import fileio
 
 CONTROL_SYMBOLS = ("[CLS]", "[SEP]", "[MASK]")
 USER_DEFINED_SYMBOLS = ("(", ")", '"', "-", ".", "\u2013", "\u00a3", "\u20ac")
@@ -21,22 +23,24 @@ def train_sentencepiece(input_files, model_prefix, vocab_size, *, model_type="un
 
     Unigram, pad 0 <pad>, unk 1 <unk>, no bos/eos, control symbols [CLS] [SEP] [MASK]
     (ids 2-4), user symbols ( ) " - . – £ €, coverage 0.99995. Trains into a temporary
-    prefix and renames, so `<prefix>.model` / `.vocab` appear only when complete.
+    prefix and renames (a remote prefix, gs://...: copies, the .model last), so
+    `<prefix>.model` / `.vocab` appear only when complete.
     """
     if isinstance(input_files, (str, os.PathLike)):
         input_files = [input_files]
     input_files = [str(p) for p in input_files]
     for path in input_files:
-        if not os.path.isfile(path):
+        if not fileio.isfile(path):
             raise FileNotFoundError(f"training input not found: {path}")
-    model_prefix = os.path.abspath(str(model_prefix))
-    out_dir = os.path.dirname(model_prefix)
-    os.makedirs(out_dir, exist_ok=True)
-    tmp_dir = tempfile.mkdtemp(prefix=".spm_train_", dir=out_dir)
-    try:
+    model_prefix = fileio.abspath(str(model_prefix))
+    with contextlib.ExitStack() as stack:
+        local_inputs = [stack.enter_context(fileio.local_copy(p)) for p in input_files]
+        # a local prefix: trained beside it and renamed; a remote one: trained in local scratch
+        tmp_dir = stack.enter_context(fileio.scratch_folder(beside=model_prefix,
+                                                            prefix=".spm_train_"))
         tmp_prefix = os.path.join(tmp_dir, "spm")
         options = dict(
-            input=input_files, model_prefix=tmp_prefix, vocab_size=int(vocab_size),
+            input=local_inputs, model_prefix=tmp_prefix, vocab_size=int(vocab_size),
             model_type=model_type, character_coverage=character_coverage,
             input_sentence_size=input_sentence_size,
             shuffle_input_sentence=shuffle_input_sentence,
@@ -48,8 +52,7 @@ def train_sentencepiece(input_files, model_prefix, vocab_size, *, model_type="un
             options["minloglevel"] = 2
         options.update(extra)
         spm.SentencePieceTrainer.train(**options)
-        os.replace(tmp_prefix + ".vocab", model_prefix + ".vocab")
-        os.replace(tmp_prefix + ".model", model_prefix + ".model")
-    finally:
-        shutil.rmtree(tmp_dir, ignore_errors=True)
+        place = fileio.copy if fileio.is_remote(model_prefix) else fileio.rename
+        place(tmp_prefix + ".vocab", model_prefix + ".vocab")
+        place(tmp_prefix + ".model", model_prefix + ".model")  # the model last: it is the marker
     return model_prefix + ".model"

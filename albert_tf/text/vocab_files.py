@@ -2,23 +2,17 @@
 one-line errors that say what kind of file was passed instead."""
 from __future__ import annotations
 
-import os
-
 import sentencepiece as spm
+
+from albert_tf import fileio
 
 
 def _read_bytes(path: str) -> bytes:
-    """File bytes; remote paths (gs://...) through tf.io.gfile, local ones directly."""
-    if "://" in str(path):
-        import tensorflow as tf
-        if not tf.io.gfile.exists(path):
-            raise FileNotFoundError(f"file not found: {path}")
-        with tf.io.gfile.GFile(path, "rb") as f:
-            return f.read()
-    if not os.path.isfile(path):
+    """File bytes, from any filesystem (gs://..., through the file layer)."""
+    path = str(path)
+    if not fileio.isfile(path):
         raise FileNotFoundError(f"file not found: {path}")
-    with open(path, "rb") as f:
-        return f.read()
+    return fileio.read_bytes(path)
 
 
 def _describe_text_file(data: bytes) -> str | None:
