@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import io
 import json
 import os
 import posixpath
@@ -135,6 +136,21 @@ def isfile(path) -> bool:
         return basename(path) in gfile.listdir(parent) and not gfile.listdir(path)
     except Exception:  # noqa: BLE001  an unlistable parent: trust isdir
         return False
+
+
+def is_folder(path) -> bool:
+    """An existing folder, not merely a prefix of some path (ram:// calls `run/ckpt` a folder
+    when `run/ckpt-1.index` exists: there, ask the parent's listing)."""
+    path = os.fspath(path)
+    if not isdir(path):
+        return False
+    parent = dirname(path)
+    if not is_remote(path) or parent.endswith("://"):
+        return True
+    try:
+        return basename(path) in listdir(parent)
+    except Exception:  # noqa: BLE001  an unlistable parent: trust isdir
+        return True
 
 
 def getsize(path) -> int:
@@ -456,3 +472,78 @@ def file_fingerprint(path) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+class _GFileRaw(io.RawIOBase):
+    """A tf.io.gfile.GFile opened "rb" as a raw binary stream (for io.BufferedReader)."""
+
+    def __init__(self, gfile):
+        super().__init__()
+        self._file = gfile
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        data = self._file.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+    def close(self):
+        if not self.closed:
+            self._file.close()
+        super().close()
+
+
+def open_binary(path):
+    """A file opened "rb" on any filesystem, as open(path, "rb") reads it (iterating yields
+    lines split on "\\n" only); remote files are streamed, not downloaded whole. A missing
+    file is FileNotFoundError."""
+    path = os.fspath(path)
+    if not is_remote(path):
+        return open(_local(path), "rb")
+    try:
+        raw = _gfile().GFile(path, "rb")
+        raw.size()  # GFile opens lazily: ask now, so a missing file fails here
+    except Exception as e:  # noqa: BLE001  tf.errors.NotFoundError, without importing tf here
+        if type(e).__name__ == "NotFoundError":
+            raise FileNotFoundError(f"No such file: {path}") from None
+        raise
+    return io.BufferedReader(_GFileRaw(raw), 1 << 20)
+
+
+def open_text(path, encoding: str = "utf-8", errors: str = "strict"):
+    """A text file opened for reading on any filesystem, as open(path, encoding=...) reads it
+    (universal newlines: "\\r\\n" and "\\r" end lines too); remote files are streamed, not
+    downloaded whole. A missing file is FileNotFoundError."""
+    path = os.fspath(path)
+    if not is_remote(path):
+        return open(_local(path), encoding=encoding, errors=errors)
+    return io.TextIOWrapper(open_binary(path), encoding=encoding, errors=errors)
+
+
+@contextlib.contextmanager
+def scratch_folder(beside=None, prefix: str = "albert_tf-scratch-"):
+    """Yields a new local folder for scratch files, removed with everything in it when the
+    block ends. With a local `beside` path it is a hidden-prefixed folder in that path's folder
+    (the same disk, so a finished file can be renamed onto a target there); with a remote or
+    no `beside`, in the system's temporary folder."""
+    parent = None
+    if beside is not None and not is_remote(beside):
+        parent = os.path.dirname(os.path.abspath(_local(beside)))
+        os.makedirs(parent, exist_ok=True)
+    scratch = tempfile.mkdtemp(prefix=prefix, dir=parent)
+    try:
+        yield scratch
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def sync(path) -> None:
+    """Flush a written local file to the disk (os.fsync), so a rename after it survives a
+    crash with the content; remote objects are durable once closed (nothing to do)."""
+    path = os.fspath(path)
+    if is_remote(path):
+        return
+    with open(_local(path), "rb") as f:
+        os.fsync(f.fileno())
