@@ -32,6 +32,20 @@ def bucket_lengths(max_seq_length: int, smallest: int = SMALLEST_BUCKET) -> tupl
     return tuple(b for b in ladder if b < max_seq_length) + (max_seq_length,)
 
 
+def tpu_bucket_lengths(max_seq_length: int, smallest: int = SMALLEST_BUCKET) -> tuple:
+    """The small fixed bucket set for TPUs, where every sequence shape is one XLA compile:
+    max_seq_length / 4, / 2 and itself (those ≥ `smallest`): at most 3 training shapes, at most
+    2x padding per bucket. 512 → (128, 256, 512), 128 → (32, 64, 128), 32 → (16, 32).
+
+    >>> tpu_bucket_lengths(512)
+    (128, 256, 512)
+    """
+    if max_seq_length < 1 or smallest < 1:
+        raise ValueError(f"tpu_bucket_lengths: lengths must be positive, got {max_seq_length}")
+    return tuple(sorted({b for b in (max_seq_length // 4, max_seq_length // 2) if b >= smallest}
+                        | {max_seq_length}))
+
+
 def token_features(spec: dict, seq_length: int) -> dict:
     """{name: rows} of the per-token features: those of length rows·seq_length."""
     return {name: length // seq_length for name, (_, length) in spec.items()

@@ -41,20 +41,31 @@ class FineTuningOptions:
     verbose: object = "auto"
     bucket_by_length: bool = True
     padding_free: bool = True
+    tpu_buckets: bool = False  # the few buckets of bucketing.tpu_bucket_lengths (one compile each)
 
 
 _BUCKETING = contextvars.ContextVar("bucket_by_length", default=True)
+_TPU_BUCKETS = contextvars.ContextVar("tpu_buckets", default=False)
 
 
 @contextlib.contextmanager
-def bucket_by_length(enabled: bool):
+def bucket_by_length(enabled: bool, tpu_buckets: bool = False):
     """Within the block, predict_records (every task's evaluate / write_predictions) buckets
-    by length or not: the run's --bucket_by_length reaches the tasks without a protocol change."""
-    token = _BUCKETING.set(bool(enabled))
+    by length or not, with the TPU's few buckets or the fine ladder: the run's flags reach the
+    tasks without a protocol change."""
+    tokens = _BUCKETING.set(bool(enabled)), _TPU_BUCKETS.set(bool(tpu_buckets))
     try:
         yield
     finally:
-        _BUCKETING.reset(token)
+        _BUCKETING.reset(tokens[0])
+        _TPU_BUCKETS.reset(tokens[1])
+
+
+def run_buckets(seq_length: int) -> tuple:
+    """The bucket lengths of this run: few on TPU (each shape is one XLA compile), else fine."""
+    if _TPU_BUCKETS.get():
+        return bucketing.tpu_bucket_lengths(seq_length)
+    return bucketing.bucket_lengths(seq_length)
 
 
 def fake_record(spec: dict) -> dict:
@@ -66,9 +77,9 @@ def fake_record(spec: dict) -> dict:
 def records_dataset(path, spec: dict, batch_size: int, is_training: bool,
                     num_records: Optional[int] = None, seed=None,
                     input_context: Optional[tf.distribute.InputContext] = None,
-                    seq_length: Optional[int] = None):
-    """Training: shuffled, repeated batches (cut to bucket lengths when `seq_length` is given, see
-    engine/bucketing.py). Eval/predict: every record once, in order, then fake records to a
+                    seq_length: Optional[int] = None, buckets: Optional[tuple] = None):
+    """Training: shuffled, repeated batches (cut to `buckets`, by default this run's bucket
+    lengths, when `seq_length` is given, see engine/bucketing.py). Eval/predict: every record once, in order, then fake records to a
     whole number of batches (static shapes for TPU/XLA; fakes have weight 0)."""
     ds = tf.data.TFRecordDataset(str(path)).map(lambda s: decode(s, spec),
                                                 num_parallel_calls=tf.data.AUTOTUNE)
@@ -79,10 +90,11 @@ def records_dataset(path, spec: dict, batch_size: int, is_training: bool,
         ds = shuffled_epochs(ds, 10000, seed)
         # one bucket (max_seq_length ≤ 16): nothing to cut, Google's order; several input
         # pipelines (hosts) would draw their buckets apart, and TPU replicas must share shapes
-        if seq_length and pipelines == 1 and len(bucketing.bucket_lengths(seq_length)) > 1:
+        buckets = tuple(buckets or run_buckets(seq_length)) if seq_length else ()
+        if seq_length and pipelines == 1 and len(buckets) > 1:
             replicas = max(1, input_context.num_replicas_in_sync) if input_context else 1
-            return bucketing.bucketed_batches(ds, spec, seq_length, batch_size, seed,
-                                              replicas).prefetch(tf.data.AUTOTUNE)
+            return bucketing.bucketed_batches(ds, spec, seq_length, batch_size, seed, replicas,
+                                              buckets=buckets).prefetch(tf.data.AUTOTUNE)
     else:
         if num_records is None:
             raise ValueError("eval/predict datasets need num_records to pad to whole batches")
@@ -114,7 +126,7 @@ def predict_records(model, path, spec, num_records: int, batch_size: int,
     batch cut to its bucket length, and the outputs put back in file order; the per-token
     outputs named in `token_outputs` are padded back to seq_length with -inf (the positions
     past the bucket were never computed: padding, not candidates)."""
-    if not seq_length or not _BUCKETING.get() or len(bucketing.bucket_lengths(seq_length)) == 1:
+    if not seq_length or not _BUCKETING.get() or len(run_buckets(seq_length)) == 1:
         ds = records_dataset(path, spec, batch_size, is_training=False, num_records=num_records)
         outputs = model.predict(ds, verbose=0)
         return {k: np.asarray(v)[:num_records] for k, v in outputs.items()}
@@ -158,7 +170,7 @@ def _predict_bucketed(model, path, spec, num_records, batch_size, seq_length, to
                                         seq_length).numpy() if count else np.zeros(0, np.int32))
     results = {}
     for length, batch, members in bucketing.eval_batches_plan(
-            lengths, batch_size, bucketing.bucket_lengths(seq_length)):
+            lengths, batch_size, run_buckets(seq_length)):
         real = members[members >= 0]
         ds = _bucket_dataset(arrays, members, tokens, seq_length, length, batch)
         outputs = model.predict(ds, verbose=0)
@@ -220,8 +232,11 @@ def finetune(model_fn: Callable, train_records: tuple, spec: dict, opts: FineTun
         gradient_accumulation_steps=opts.gradient_accumulation_steps, verbose=opts.verbose,
         seed=opts.seed)
     seq_length = seq_length if opts.bucket_by_length else None
-    dataset_fn = lambda batch, ctx: records_dataset(path, spec, batch, True, seed=opts.seed,
-                                                    input_context=ctx, seq_length=seq_length)
+    # built here, not from the context: tf.distribute may call dataset_fn on another thread
+    buckets = run_buckets(seq_length) if seq_length else None
+    dataset_fn = lambda batch, ctx: records_dataset(path, spec, batch, True, seed=opts.seed,  # noqa: E731
+                                                    input_context=ctx, seq_length=seq_length,
+                                                    buckets=buckets)
     return training.train(padding_free_model_fn(model_fn, opts), optimizer_fn(opts), dataset_fn,
                           opts.train_batch_size, run, strategy, evaluate_fn=evaluate_fn,
                           init_checkpoint=opts.init_checkpoint)
@@ -251,7 +266,8 @@ def run_finetuning(task: FineTuningTask, model_fn: Callable, opts: FineTuningOpt
     if not (do_train or do_eval or do_predict or export_fn):
         raise ValueError("at least one of --do_train, --do_eval, --do_predict (or an export) is needed")
     warn_if_random_init(opts, do_train)
-    with training.output_dir_lock(opts.output_dir, strategy), bucket_by_length(opts.bucket_by_length):
+    with training.output_dir_lock(opts.output_dir, strategy), \
+            bucket_by_length(opts.bucket_by_length, opts.tpu_buckets):
         return _run_finetuning(task, model_fn, opts, strategy, do_train, do_eval, do_predict,
                                export_fn)
 

@@ -45,7 +45,10 @@ def define_finetuning_flags(**defaults):
     flags.DEFINE_bool("bucket_by_length", True,
                       "Cut each batch to the smallest of a fixed set of lengths (16, 32, 48, 64, 96, ... "
                       "max_seq_length) that holds its records; --nobucket_by_length keeps "
-                      "Google's max_seq_length batches. Eval/predict results are the same.")
+                      "Google's max_seq_length batches. Eval/predict results are the same. With "
+                      "--use_tpu (or --strategy_type=tpu) the set is max_seq_length/4, /2 and "
+                      "max_seq_length: every shape is one XLA compile on a TPU, so training "
+                      "compiles at most 3 shapes (1 with --nobucket_by_length).")
     flags.DEFINE_bool("padding_free", True,
                       "Run the encoder's row-wise work (Dense layers, GELU, LayerNorm) on the real "
                       "tokens only, not on padding (off under XLA / TPU, which need static "
@@ -62,4 +65,5 @@ def options_from_flags(FLAGS) -> FineTuningOptions:
     if not (FLAGS.spm_model_file or FLAGS.vocab_file):
         raise InputError("one of --spm_model_file or --vocab_file is required")
     names = [f for f in FineTuningOptions.__dataclass_fields__ if f in FLAGS and f != "verbose"]
-    return FineTuningOptions(**{f: FLAGS[f].value for f in names})
+    on_tpu = bool(FLAGS.use_tpu) or FLAGS.strategy_type == "tpu"
+    return FineTuningOptions(**{f: FLAGS[f].value for f in names}, tpu_buckets=on_tpu)
