@@ -19,6 +19,8 @@ import json
 import os
 import sys
 
+from albert_tf import fileio
+
 FORMATS = ("tf1", "keras", "keras_hub", "huggingface")
 CONFIG_FILE = "albert_config.json"
 
@@ -41,12 +43,12 @@ def detect_format(path) -> str:
     from albert_tf.formats.tf1 import resolve_checkpoint_path
     path = os.fspath(path)
     if _is_keras(path):
-        if not os.path.isfile(path):
+        if not fileio.isfile(path):
             raise FileNotFoundError(f"Keras file not found: {path}")
         return "keras"
-    if os.path.isdir(path) and is_huggingface_folder(path):
+    if fileio.isdir(path) and is_huggingface_folder(path):
         return "huggingface"
-    if os.path.isdir(path) and is_keras_hub_preset(path):
+    if fileio.isdir(path) and is_keras_hub_preset(path):
         return "keras_hub"
     try:
         resolve_checkpoint_path(path)
@@ -58,15 +60,15 @@ def detect_format(path) -> str:
 
 
 def _input_folder(path):
-    return path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    return path if fileio.isdir(path) else fileio.dirname(fileio.abspath(path))
 
 
 def _config_for(path, albert_config_file):
     """The AlbertConfig from --albert_config_file, else from albert_config.json beside `path`."""
     from albert_tf.config import AlbertConfig
     if albert_config_file is None:
-        beside = os.path.join(_input_folder(path), CONFIG_FILE)
-        if not os.path.isfile(beside):
+        beside = fileio.join(_input_folder(path), CONFIG_FILE)
+        if not fileio.isfile(beside):
             raise ValueError(f"--input {path} carries no config: pass --albert_config_file")
         albert_config_file = beside
     return AlbertConfig.from_json_file(albert_config_file)
@@ -105,7 +107,8 @@ def _read_keras(path, config_file, model_kind):
         raise ValueError(f"--input {path}: a .weights.h5 file carries no config; pass --albert_config_file")
     from albert_tf.config import AlbertConfig
     model = build_model(AlbertConfig.from_json_file(config_file), model_kind)
-    model.load_weights(path)
+    with fileio.local_copy(path) as local:
+        model.load_weights(local)
     return model
 
 
@@ -114,26 +117,18 @@ def _write_keras(model, output_path):
     if not _is_keras(output_path):
         raise ValueError(f"--output {output_path}: the keras format needs a name ending in "
                          ".weights.h5 or .keras")
-    directory = os.path.dirname(os.path.abspath(output_path))
-    os.makedirs(directory, exist_ok=True)
     suffix = ".weights.h5" if output_path.endswith(".weights.h5") else ".keras"
-    tmp = os.path.join(directory, f".tmp-{os.getpid()}{suffix}")
-    try:
+    with fileio.atomic_path_with_suffix(output_path, suffix, local=True) as tmp:
         (model.save_weights if suffix == ".weights.h5" else model.save)(tmp)
-        os.replace(tmp, output_path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
 
 
 def _write_config_beside(model, output_path):
     """albert_config.json beside a TF1 or .weights.h5 output (which carry none), unless one is
     there already; returns the path written or None."""
-    from albert_tf.fileio import write_text_atomic
-    path = os.path.join(os.path.dirname(os.path.abspath(output_path)), CONFIG_FILE)
-    if os.path.exists(path):
+    path = fileio.join(fileio.dirname(fileio.abspath(output_path)), CONFIG_FILE)
+    if fileio.exists(path):
         return None
-    return write_text_atomic(path, json.dumps(model.config.to_dict(), indent=2) + "\n")
+    return fileio.write_text(path, json.dumps(model.config.to_dict(), indent=2) + "\n")
 
 
 def write_model(model, output_path, output_format, spm_model_file=None):

@@ -27,8 +27,8 @@ OUTPUT_KINDS = (".jsonl", ".npz")
 
 def write_jsonl(path, result):
     """Google's per-token JSON lines (only real tokens), or one pooled vector per line."""
-    from albert_tf.fileio import atomic_path
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
+    from albert_tf import fileio
+    with fileio.atomic_path(path) as tmp, fileio.open_file(tmp, "w") as f:
         for i, tokens in enumerate(result["tokens"]):
             if "pooled" in result:
                 record = {"linex_index": i, "pooled": result["pooled"][i].tolist()}
@@ -43,15 +43,14 @@ def write_jsonl(path, result):
 
 def write_npz(path, result):
     """All arrays of `result` in one .npz (tokens as a fixed-width string array, "" padded)."""
-    from albert_tf.fileio import atomic_path
+    from albert_tf import fileio
     n, length = result["input_ids"].shape
     tokens = np.full((n, length), "", dtype=object)
     for i, row in enumerate(result["tokens"]):
         tokens[i, :len(row)] = row
     arrays = {k: v for k, v in result.items() if k != "tokens"}
     arrays["tokens"] = tokens.astype(str) if n else np.zeros((0, length), "<U1")
-    with atomic_path(path) as tmp, open(tmp, "wb") as f:
-        np.savez(f, **arrays)
+    fileio.write_npz(path, arrays)
 
 
 def parse_layers(text) -> list:
@@ -64,7 +63,7 @@ def parse_layers(text) -> list:
 
 def _check(args):
     """Every flag and file, before any weights are read; returns (layers, config)."""
-    import os
+    from albert_tf import fileio
     from albert_tf.engine import validation as v
     v.check_file("input_file", args.input_file, "input file")
     if not v.check_utf8("input_file", args.input_file):
@@ -82,8 +81,8 @@ def _check(args):
     if args.batch_size < 1:
         raise InputError(f"--batch_size={args.batch_size}: must be >= 1")
     layers = parse_layers(args.layers)
-    config_file = args.albert_config_file or os.path.join(args.model_dir or "", "albert_config.json")
-    if not (args.albert_config_file or os.path.isfile(config_file)):
+    config_file = args.albert_config_file or fileio.join(args.model_dir or "", "albert_config.json")
+    if not (args.albert_config_file or fileio.isfile(config_file)):
         return layers, None  # a self-describing folder (keras-hub, Hugging Face): checked later
     config = v.load_config("albert_config_file", config_file)
     _check_against(args, layers, config)

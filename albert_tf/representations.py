@@ -14,6 +14,8 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
+from albert_tf import fileio
+
 MASK = "[MASK]"
 _PAIR = re.compile(r"^(.*) \|\|\| (.*)$")  # Google's extract_features: "text_a ||| text_b"
 
@@ -29,8 +31,8 @@ def load_pretrained(model_dir=None, *, albert_config_file=None, init_checkpoint=
     if source is None:
         raise ValueError("give a model folder or init_checkpoint= (with albert_config_file=)")
     config_file = albert_config_file
-    if config_file is None and model_dir and os.path.isfile(os.path.join(model_dir, "albert_config.json")):
-        config_file = os.path.join(model_dir, "albert_config.json")
+    if config_file is None and model_dir and fileio.isfile(fileio.join(model_dir, "albert_config.json")):
+        config_file = fileio.join(model_dir, "albert_config.json")
     if not (spm_model_file or vocab_file):
         spm_model_file = find_spm_model(model_dir)
         if spm_model_file is None:
@@ -53,8 +55,7 @@ def encoder_of(model):
 
 def read_texts(path) -> List[tuple]:
     """(text_a, text_b or None) per line of a text file, a pair written "text_a ||| text_b"."""
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().splitlines()
+    lines = fileio.read_text(path).splitlines()
     out = []
     for line in lines:
         line = line.strip()
@@ -155,7 +156,7 @@ def fill_mask(model_or_folder, text: str, top_k: int = 5, *, spm_model_file=None
     a model needs `spm_model_file=` or `encoder=` (a TextEncoder) for its tokenizer."""
     import tensorflow as tf
     if isinstance(model_or_folder, (str, os.PathLike)):
-        model, folder_encoder = _cached_pretrained(os.path.abspath(model_or_folder), do_lower_case)
+        model, folder_encoder = _cached_pretrained(fileio.abspath(model_or_folder), do_lower_case)
         encoder = encoder or folder_encoder
     else:
         model = model_or_folder

@@ -164,6 +164,11 @@ FILE_LAYER_ALLOWED = {
     ("albert_tf.engine.run_lock", "open"): "reads /proc/<pid>/stat to tell a live holder from a zombie",
     ("albert_tf.engine.distribute", "os.path.exists"): "probes /dev/accel0, /dev/vfio/0 for a TPU VM",
     ("albert_tf.engine.distribute", "tempfile"): "a non-chief worker's throwaway local checkpoint folder",
+    ("albert_tf.pretraining.builder", "open"): "reads /proc/self/status for a worker's peak resident memory",
+    ("albert_tf.pretraining.tokens", "open"): "the token cache, in the builder's local scratch folder (fileio.scratch_folder), read with seeks",
+    ("albert_tf.pretraining.tokens", "os.makedirs"): "makes the token cache folder inside the builder's local scratch folder",
+    ("albert_tf.pretraining.tokens", "os.path.getsize"): "sizes the token cache's document index in the builder's local scratch folder",
+    ("albert_tf.pretraining.demo", "os.walk"): "walks the Python standard library's own folder (sysconfig stdlib) for the demo corpus, never a user path",
 }
 
 

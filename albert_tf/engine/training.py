@@ -99,13 +99,7 @@ def _train(model_fn, optimizer_fn, train_dataset_fn, global_batch_size, run, str
     steps_per_epoch = save_every * micro  # fit counts micro-batches
     if run.seed is not None:
         keras.utils.set_random_seed(run.seed)
-    with strategy.scope():
-        model = model_fn()
-        optimizer = optimizer_fn()
-        optimizer.build(model.trainable_variables)
-        compile_for_training(model, optimizer, run, strategy, steps_per_epoch)
-        checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer,
-                                         seed_states=_seed_states(model))
+    model, checkpoint = _build(model_fn, optimizer_fn, run, strategy, steps_per_epoch)
     latest = restore_latest(checkpoint, run.output_dir)
     if latest:
         logging.info("resumed from %s", latest)
@@ -150,6 +144,18 @@ def _train(model_fn, optimizer_fn, train_dataset_fn, global_batch_size, run, str
         fileio.rmtree(write_dir)
     return TrainResult(model, engine.step(), engine.best, engine.history,
                        getattr(history, "history", {}))
+
+
+def _build(model_fn, optimizer_fn, run, strategy, steps_per_epoch):
+    """The model, compiled for training under the strategy, and the checkpoint of its state."""
+    with strategy.scope():
+        model = model_fn()
+        optimizer = optimizer_fn()
+        optimizer.build(model.trainable_variables)
+        compile_for_training(model, optimizer, run, strategy, steps_per_epoch)
+        checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer,
+                                         seed_states=_seed_states(model))
+    return model, checkpoint
 
 
 @contextlib.contextmanager

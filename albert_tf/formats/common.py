@@ -3,14 +3,14 @@ reshaping tensors between layouts, the export report and the SentencePiece model
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
-import shutil
 
 import numpy as np
 
+from albert_tf import fileio
+
 # Where each format keeps its SentencePiece model, relative to its folder.
-SPM_FILES = ("spiece.model", os.path.join("assets", "tokenizer", "vocabulary.spm"),
+SPM_FILES = ("spiece.model", "assets/tokenizer/vocabulary.spm",
              "30k-clean.model", "spm.model")
 
 
@@ -47,23 +47,20 @@ def reshape_checked(value, shape, what):
 
 def find_spm_model(folder) -> str | None:
     """The SentencePiece model inside a model folder (any format's file name), or None."""
-    if folder is None or not os.path.isdir(folder):
+    if folder is None or not fileio.isdir(folder):
         return None
     for name in SPM_FILES:
-        path = os.path.join(folder, name)
-        if os.path.isfile(path):
+        path = fileio.join(folder, name)
+        if fileio.isfile(path):
             return path
     return None
 
 
 def copy_spm_model(spm_model_file, folder, name):
     """Copy the SentencePiece model to `folder/name`; a missing source file names the file."""
-    if not os.path.isfile(spm_model_file):
+    if not fileio.isfile(spm_model_file):
         raise FileNotFoundError(f"SentencePiece model not found: {spm_model_file}")
-    target = os.path.join(folder, name)
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    shutil.copyfile(spm_model_file, target)
-    return target
+    return fileio.copy(spm_model_file, fileio.join(folder, name))
 
 
 # ---- E == H: keras-hub and Hugging Face always project, albert_tf does not ----------------------

@@ -13,6 +13,7 @@ import os
 
 import numpy as np
 
+from albert_tf import fileio
 from albert_tf.formats.common import (PROJECTION, ExportReport, check_identity_projection,
                                       copy_spm_model, identity_projection, rename)
 from albert_tf.formats.tf1 import assign_google_named, original_variable_map
@@ -199,25 +200,21 @@ def _tokenizer_config(max_length):
 def export_huggingface(model, folder, spm_model_file=None) -> ExportReport:
     """Write `config.json` and `model.safetensors` (and, with `spm_model_file`, `spiece.model`
     and `tokenizer_config.json`) that transformers' ALBERT classes load with from_pretrained."""
-    from safetensors.numpy import save_file
-    from albert_tf.fileio import write_text_atomic
+    from safetensors.numpy import save
     folder = os.fspath(folder)
     config = hf_config(model)
     tensors, left_out = hf_state(model)
-    os.makedirs(folder, exist_ok=True)
-    tmp = os.path.join(folder, f".tmp-{os.getpid()}-{WEIGHTS_FILE}")
-    try:
-        save_file(tensors, tmp, metadata={"format": "pt"})
-        os.replace(tmp, os.path.join(folder, WEIGHTS_FILE))
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    write_text_atomic(os.path.join(folder, "config.json"), json.dumps(config, indent=2) + "\n")
+    config_path = fileio.join(folder, "config.json")
+    fileio.remove(config_path)  # written last: a reader never pairs an old config with new weights
+    # bytes in memory, written by the file layer: any filesystem, and the umask's mode (save_file
+    # would make a 0600 file)
+    fileio.write_bytes(fileio.join(folder, WEIGHTS_FILE), save(tensors, metadata={"format": "pt"}))
     if spm_model_file is not None:
         copy_spm_model(spm_model_file, folder, "spiece.model")
-        write_text_atomic(os.path.join(folder, "tokenizer_config.json"),
+        fileio.write_text(fileio.join(folder, "tokenizer_config.json"),
                           json.dumps(_tokenizer_config(model.config.max_position_embeddings),
                                      indent=2) + "\n")
+    fileio.write_text(config_path, json.dumps(config, indent=2) + "\n")
     written = sorted(set(original_variable_map(model)) - set(left_out))
     return ExportReport(folder, written, left_out)
 
@@ -226,25 +223,24 @@ def export_huggingface(model, folder, spm_model_file=None) -> ExportReport:
 def is_huggingface_folder(path) -> bool:
     """A folder holding transformers' config.json and safetensors weights."""
     path = os.fspath(path)
-    return os.path.isfile(os.path.join(path, "config.json")) and (
-        os.path.isfile(os.path.join(path, WEIGHTS_FILE)) or os.path.isfile(os.path.join(path, INDEX_FILE)))
+    return fileio.isfile(fileio.join(path, "config.json")) and (
+        fileio.isfile(fileio.join(path, WEIGHTS_FILE)) or fileio.isfile(fileio.join(path, INDEX_FILE)))
 
 
 def read_hf_tensors(folder) -> dict:
     """All tensors of a folder's model.safetensors (or of the shards its index names), with the
     `albert.` prefix added when the file is a bare AlbertModel's."""
-    from safetensors.numpy import load_file
     folder = os.fspath(folder)
-    single = os.path.join(folder, WEIGHTS_FILE)
-    if os.path.isfile(single):
+    single = fileio.join(folder, WEIGHTS_FILE)
+    if fileio.isfile(single):
         files = [single]
     else:
-        with open(os.path.join(folder, INDEX_FILE), encoding="utf-8") as f:
-            files = [os.path.join(folder, s) for s in sorted(set(json.load(f)["weight_map"].values()))]
+        index = fileio.read_json(fileio.join(folder, INDEX_FILE))
+        files = [fileio.join(folder, s) for s in sorted(set(index["weight_map"].values()))]
     tensors = {}
     for path in files:
         try:
-            tensors.update(load_file(path))
+            tensors.update(_load_safetensors(path))
         except Exception as e:  # safetensors raises its own error types
             raise ValueError(f"cannot read safetensors file {path}: {e}") from None
     if not any(n.startswith(PREFIX) for n in tensors):
@@ -253,11 +249,16 @@ def read_hf_tensors(folder) -> dict:
     return tensors
 
 
+def _load_safetensors(path) -> dict:
+    """One safetensors file's tensors: memory-mapped when local, read whole when remote."""
+    from safetensors.numpy import load, load_file
+    return load(fileio.read_bytes(path)) if fileio.is_remote(path) else load_file(path)
+
+
 def _read_config(folder):
-    path = os.path.join(folder, "config.json")
+    path = fileio.join(folder, "config.json")
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f), path
+        return fileio.read_json(path), path
     except FileNotFoundError:
         raise FileNotFoundError(f"Hugging Face config not found: {path}") from None
     except json.JSONDecodeError as e:
@@ -268,7 +269,7 @@ def load_huggingface(folder, model=None):
     """Read a transformers ALBERT folder into an albert_tf model (built from its config.json and
     `architectures` unless `model` is given). Returns (model, LoadReport)."""
     folder = os.fspath(folder)
-    if not os.path.isdir(folder):
+    if not fileio.isdir(folder):
         raise FileNotFoundError(f"Hugging Face model folder not found: {folder}")
     data, config_path = _read_config(folder)
     if model is None:

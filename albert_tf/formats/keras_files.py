@@ -15,7 +15,9 @@ def register_keras_classes() -> None:
 
 
 def load_model(path, **kwargs):
-    """keras.saving.load_model for files holding albert_tf models or layers."""
+    """keras.saving.load_model for files holding albert_tf models or layers (on any filesystem)."""
     import keras
+    from albert_tf import fileio
     register_keras_classes()
-    return keras.saving.load_model(path, **kwargs)
+    with fileio.local_copy(path) as local:  # any filesystem: Keras reads a local copy
+        return keras.saving.load_model(local, **kwargs)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 
+from albert_tf import fileio
 from albert_tf.formats.common import (PROJECTION as _PROJECTION, ExportReport, check_identity_projection,
                                       identity_projection, rename, reshape_checked)
 from albert_tf.formats.tf1 import assign_google_named, encoder_variable_map, original_variable_map
@@ -131,22 +132,13 @@ def export_keras_hub_preset(model, preset_dir, spm_model_file=None) -> ExportRep
     preset_dir = os.fspath(preset_dir)
     tokenizer = None
     if spm_model_file is not None:
-        if not os.path.isfile(spm_model_file):
+        if not fileio.isfile(spm_model_file):
             raise FileNotFoundError(f"SentencePiece model not found: {spm_model_file}")
-        tokenizer = keras_hub.models.AlbertTokenizer(proto=os.fspath(spm_model_file))
-    os.makedirs(preset_dir, exist_ok=True)
-    if hasattr(model, "mlm_head"):
-        preprocessor = tokenizer and keras_hub.models.AlbertMaskedLMPreprocessor(
-            tokenizer, sequence_length=model.config.max_position_embeddings)
-        task = to_masked_lm(model, preprocessor)
-        task.save_to_preset(preset_dir)
-        variables = {v.path for v in task.weights}
-    else:
-        backbone = to_backbone(model)
-        backbone.save_to_preset(preset_dir)
-        if tokenizer is not None:
-            tokenizer.save_to_preset(preset_dir)
-        variables = set(_backbone_variables(backbone))
+        tokenizer = keras_hub.models.AlbertTokenizer(proto=fileio.read_bytes(spm_model_file))
+    if fileio.is_remote(preset_dir):
+        fileio.remove(fileio.join(preset_dir, "config.json"))  # no old config over new weights
+    with fileio.output_folder(preset_dir, last=("config.json",)) as folder:
+        variables = _save_preset(model, tokenizer, folder)
     names = original_variable_map(model)
     written = sorted(n for n in names if rename(n, RULES) in variables)
     return ExportReport(preset_dir, written, sorted(set(names) - set(written)))
@@ -155,26 +147,38 @@ def export_keras_hub_preset(model, preset_dir, spm_model_file=None) -> ExportRep
 # ---- import -----------------------------------------------------------------------------------
 def is_keras_hub_preset(path) -> bool:
     """A folder with keras-hub's config.json naming a registered class (`class_name`)."""
-    import json
-    config = os.path.join(os.fspath(path), "config.json")
-    if not os.path.isfile(config):
+    config = fileio.join(os.fspath(path), "config.json")
+    if not fileio.isfile(config):
         return False
     try:
-        with open(config, encoding="utf-8") as f:
-            data = json.load(f)
+        data = fileio.read_json(config)
     except (OSError, ValueError):
         return False
     return isinstance(data, dict) and "class_name" in data and "module" in data
 
 
+def _save_preset(model, tokenizer, folder) -> set:
+    """Save the preset's files into the local `folder`; returns the variable paths written."""
+    import keras_hub
+    if hasattr(model, "mlm_head"):
+        preprocessor = tokenizer and keras_hub.models.AlbertMaskedLMPreprocessor(
+            tokenizer, sequence_length=model.config.max_position_embeddings)
+        task = to_masked_lm(model, preprocessor)
+        task.save_to_preset(folder)
+        return {v.path for v in task.weights}
+    backbone = to_backbone(model)
+    backbone.save_to_preset(folder)
+    if tokenizer is not None:
+        tokenizer.save_to_preset(folder)
+    return set(_backbone_variables(backbone))
+
+
 def _task_class(path):
     """The class_name of a preset's task.json, or None."""
-    import json
-    task = os.path.join(path, "task.json")
-    if not os.path.isfile(task):
+    task = fileio.join(path, "task.json")
+    if not fileio.isfile(task):
         return None
-    with open(task, encoding="utf-8") as f:
-        return json.load(f).get("class_name")
+    return fileio.read_json(task).get("class_name")
 
 
 def _read_source(source):
@@ -188,11 +192,13 @@ def _read_source(source):
     path = os.fspath(source)
     if not is_keras_hub_preset(path):
         raise FileNotFoundError(f"not a keras-hub preset folder (no keras-hub config.json): {path}")
-    if _task_class(path) == "AlbertMaskedLM":
-        task = keras_hub.models.AlbertMaskedLM.from_preset(path)
-        return task.backbone, task, path
-    backbone = keras_hub.models.AlbertBackbone.from_preset(path)
-    return backbone, backbone, path
+    kind = (keras_hub.models.AlbertMaskedLM if _task_class(path) == "AlbertMaskedLM"
+            else keras_hub.models.AlbertBackbone)
+    with fileio.local_folder_copy(path) as local:  # keras-hub reads local folders
+        loaded = kind.from_preset(local)
+    if kind is keras_hub.models.AlbertMaskedLM:
+        return loaded.backbone, loaded, path
+    return loaded, loaded, path
 
 
 def load_keras_hub(source, model=None):

@@ -9,6 +9,7 @@ import os
 import keras
 import tensorflow as tf
 
+from albert_tf import fileio
 from albert_tf.engine import optimization  # noqa: F401  (a compiled .keras file names its classes)
 from albert_tf.errors import InputError
 from albert_tf.keras_api import data
@@ -20,20 +21,20 @@ CONFIG_NAME = "albert_config.json"
 def _find_spm(folder, spm_model_file):
     """The SentencePiece model: the one given, else the release folder's (30k-clean.model...)."""
     if spm_model_file is not None:
-        if not os.path.isfile(spm_model_file):
+        if not fileio.isfile(spm_model_file):
             raise InputError(f"spm_model_file {spm_model_file}: no such file")
         return os.fspath(spm_model_file)
     for name in SPM_NAMES:
-        if os.path.isfile(os.path.join(folder, name)):
-            return os.path.join(folder, name)
+        if fileio.isfile(fileio.join(folder, name)):
+            return fileio.join(folder, name)
     raise InputError(f"{folder}: no SentencePiece model ({', '.join(SPM_NAMES)}); pass "
                      "spm_model_file")
 
 
 def _find_config(folder, albert_config_file):
     from albert_tf.config import AlbertConfig
-    path = albert_config_file or os.path.join(folder, CONFIG_NAME)
-    if not os.path.isfile(path):
+    path = albert_config_file or fileio.join(folder, CONFIG_NAME)
+    if not fileio.isfile(path):
         raise InputError(f"{folder}: no {CONFIG_NAME}; pass albert_config_file")
     return AlbertConfig.from_json_file(path)
 
@@ -189,7 +190,7 @@ class TextTaskMixin:
         path = os.fspath(path)
         if path.endswith(".keras"):
             return cls._load_keras(path)
-        if not os.path.isdir(path):
+        if not fileio.isdir(path):
             raise InputError(f"from_pretrained: {path} is not a folder or a .keras file")
         config = _find_config(path, albert_config_file)
         spm = _find_spm(path, spm_model_file)
@@ -197,9 +198,9 @@ class TextTaskMixin:
         preprocessor = cls.preprocessor_class(spm, do_lower_case=do_lower_case, **split,
                                               **(preprocessor_args or {}))
         model = cls(config, preprocessor=preprocessor, **model_args)
-        best = os.path.join(path, "model.ckpt-best")
+        best = fileio.join(path, "model.ckpt-best")
         try:
-            ckpt = best if os.path.isfile(best + ".index") else resolve_checkpoint_path(path)
+            ckpt = best if fileio.isfile(best + ".index") else resolve_checkpoint_path(path)
         except FileNotFoundError as e:
             raise InputError(f"from_pretrained: {e}") from None
         init_from_checkpoint(model, ckpt)
@@ -207,9 +208,10 @@ class TextTaskMixin:
 
     @classmethod
     def _load_keras(cls, path):
-        if not os.path.isfile(path):
+        if not fileio.isfile(path):
             raise InputError(f"from_pretrained: no such file {path}")
-        model = keras.saving.load_model(path)
+        with fileio.local_copy(path) as local:  # any filesystem: Keras reads a local copy
+            model = keras.saving.load_model(local)
         if not isinstance(model, cls):
             raise InputError(f"{path} holds a {type(model).__name__}, not a {cls.__name__}")
         return model

@@ -4,12 +4,12 @@ strings. Variables and names are the task models' own, so their checkpoints load
 from __future__ import annotations
 
 import os
-import tempfile
 
 import keras
 import numpy as np
 import tensorflow as tf
 
+from albert_tf import fileio
 from albert_tf.keras_api import data
 from albert_tf.keras_api.base import TextTaskMixin
 from albert_tf.modeling.squad import AlbertSquadV1
@@ -154,10 +154,7 @@ class AlbertTextSpanExtractor(TextTaskMixin, AlbertSquadV1):
         if self._python_tokenizer is None:
             from albert_tf.text.tokenization import FullTokenizer
             proto = self._require_preprocessor().graph_tokenizer.model_proto
-            with tempfile.TemporaryDirectory() as tmp:
-                path = os.path.join(tmp, "spm.model")
-                with open(path, "wb") as f:
-                    f.write(proto)
+            with fileio.scratch_file(proto, "spm.model") as path:
                 self._python_tokenizer = FullTokenizer(spm_model_file=path)
         return self._python_tokenizer
 

@@ -1,10 +1,11 @@
 """What every task's raw-text SavedModel export shares: the in-graph tokenizer from the run's
-SentencePiece model, the atomic write (temporary folder, then rename) with a README beside the
+SentencePiece model, the atomic write (local: scratch folder, then rename; remote: saved_model.pb uploaded last) with a README beside the
 model, the --export_dir checks, and `load_saved_model`, which registers tf-text's ops first."""
 from __future__ import annotations
 
 import os
-import shutil
+
+from albert_tf import fileio
 
 README = """# ALBERT SavedModel ({what})
 
@@ -59,26 +60,32 @@ def _example_call(signature) -> str:
 
 
 def save_module(module, signature, export_dir, what, inputs, outputs) -> str:
-    """Saves `module` with `signature` as serving_default into export_dir, atomically: written
-    to a temporary folder beside it (with a README.md on how to load it), then renamed."""
-    import tensorflow as tf
-    export_dir = os.path.abspath(os.fspath(export_dir))
-    tmp = f"{export_dir}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        tf.saved_model.save(module, tmp, signatures={"serving_default": signature})
-        with open(os.path.join(tmp, "README.md"), "w", encoding="utf-8") as f:
-            f.write(README.format(what=what, name=os.path.basename(export_dir),
-                                  example=_example_call(signature), inputs=inputs,
-                                  outputs=outputs))
-        old = f"{export_dir}.old-{os.getpid()}"
-        if os.path.exists(export_dir):  # a previous export: moved aside, dropped once replaced
-            os.replace(export_dir, old)
-        os.replace(tmp, export_dir)
-        shutil.rmtree(old, ignore_errors=True)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    """Saves `module` with `signature` as serving_default into export_dir (any filesystem), with
+    a README.md on how to load it. Local: written to a scratch folder beside it, then renamed
+    into place. Remote: an old export there is removed first, then the files are uploaded with
+    saved_model.pb last, so a loader never finds one beside another export's variables."""
+    export_dir = fileio.abspath(os.fspath(export_dir))
+    readme = README.format(what=what, name=fileio.basename(export_dir),
+                           example=_example_call(signature), inputs=inputs, outputs=outputs)
+    if fileio.is_remote(export_dir):
+        if fileio.exists(export_dir):
+            fileio.rmtree(export_dir)
+        with fileio.output_folder(export_dir, last=("saved_model.pb",)) as local:
+            _save(module, signature, local, readme)
+        return export_dir
+    with fileio.scratch_folder(beside=export_dir, prefix=".export-tmp-") as scratch:
+        tmp, old = fileio.join(scratch, "new"), fileio.join(scratch, "old")
+        _save(module, signature, tmp, readme)
+        if fileio.exists(export_dir):  # a previous export: moved aside, dropped once replaced
+            fileio.rename(export_dir, old)
+        fileio.rename(tmp, export_dir)
     return export_dir
+
+
+def _save(module, signature, folder, readme):
+    import tensorflow as tf
+    tf.saved_model.save(module, folder, signatures={"serving_default": signature})
+    fileio.write_text(fileio.join(folder, "README.md"), readme)
 
 
 def load_saved_model(path):

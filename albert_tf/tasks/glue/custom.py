@@ -11,12 +11,12 @@ given; `labels.json` stores them with a run so later runs map labels to the same
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
 import os
 from typing import List, Optional, Sequence
 
+from albert_tf import fileio
 from albert_tf.errors import InputError
 from albert_tf.fileio import write_text_atomic
 from albert_tf.tasks.glue.reader import DataProcessor, GlueFormatError, InputExample
@@ -38,21 +38,20 @@ def check_extension(path, flag=None) -> str:
 
 def find_split_file(data_dir, split) -> str:
     """`data_dir/<split>.csv|.tsv|.jsonl`: exactly one must exist."""
-    found = [os.path.join(data_dir, split + ext) for ext in EXTENSIONS
-             if os.path.isfile(os.path.join(data_dir, split + ext))]
+    found = [fileio.join(data_dir, split + ext) for ext in EXTENSIONS
+             if fileio.isfile(fileio.join(data_dir, split + ext))]
     if not found:
         raise FileNotFoundError(f"no {split} file in {data_dir} (looked for "
                                 f"{', '.join(split + e for e in EXTENSIONS)})")
     if len(found) > 1:
         raise InputError(f"--data_dir: {data_dir} holds several {split} files "
-                         f"({', '.join(os.path.basename(p) for p in found)}); keep one")
+                         f"({', '.join(fileio.basename(p) for p in found)}); keep one")
     return found[0]
 
 
 def _decode(path) -> str:
     """The whole file as UTF-8 text (optional BOM); a bad byte names its line."""
-    with open(path, "rb") as f:
-        raw = f.read()
+    raw = fileio.read_bytes(path)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -172,9 +171,8 @@ class CustomProcessor(DataProcessor):
     def cache_key(self, data_dir, split) -> dict:
         """What of the files and columns changes the features of `split`."""
         path = self.path(split)
-        with open(path, "rb") as f:
-            digest = hashlib.sha256(f.read()).hexdigest()
-        return {"data": [os.path.abspath(path), digest],
+        digest = fileio.file_fingerprint(path)
+        return {"data": [fileio.abspath(path), digest],
                 "columns": [self.text_a_column, self.text_b_column, self.label_column],
                 "labels": self.labels, "is_regression": self.is_regression}
 
@@ -253,15 +251,14 @@ class CustomProcessor(DataProcessor):
 
     def save_labels(self, folder) -> str:
         """Write `folder/labels.json` (atomically): the label ids of this run."""
-        path = os.path.join(os.fspath(folder), LABELS_FILE)
+        path = fileio.join(os.fspath(folder), LABELS_FILE)
         return write_text_atomic(path, json.dumps(self.label_record(), indent=2) + "\n")
 
 
 def load_labels(path) -> dict:
     """A run's labels.json; a bad file is an InputError naming it."""
     try:
-        with open(path, encoding="utf-8") as f:
-            record = json.load(f)
+        record = fileio.read_json(path)
         if not isinstance(record.get("labels"), list):
             raise ValueError("no 'labels' list")
         return record
@@ -274,9 +271,9 @@ def settle_labels(processor: CustomProcessor, output_dir, init_checkpoint=None, 
     None). Training takes train's labels, which must equal `output_dir/labels.json` if there is
     one; otherwise labels.json in output_dir or beside init_checkpoint wins over train's."""
     folders = [output_dir] + ([] if do_train or not init_checkpoint
-                              else [os.path.dirname(os.path.abspath(init_checkpoint))])
-    stored = next((os.path.join(f, LABELS_FILE) for f in folders
-                   if f and os.path.isfile(os.path.join(f, LABELS_FILE))), None)
+                              else [fileio.dirname(fileio.abspath(init_checkpoint))])
+    stored = next((fileio.join(f, LABELS_FILE) for f in folders
+                   if f and fileio.isfile(fileio.join(f, LABELS_FILE))), None)
     if stored is None:
         try:
             processor.labels  # noqa: B018  inferred from train now, so its errors come here

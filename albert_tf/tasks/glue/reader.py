@@ -9,9 +9,9 @@ folding and normalisation are the tokenizer's job.
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import Iterator, List, Optional, Sequence, Union
 
+from albert_tf import fileio
 from albert_tf.errors import InputError
 
 Label = Union[str, float, None]
@@ -57,7 +57,7 @@ def iter_tsv(path: str) -> Iterator[tuple[int, List[str]]]:
     Splits on tab only (QUOTE_NONE), strips a UTF-8 BOM and LF/CRLF endings; a lone
     CR inside a field is kept, as csv with quoting disabled would not split on it.
     """
-    with open(path, "rb") as f:
+    with fileio.open_binary(path) as f:
         for lineno, raw in enumerate(f, start=1):
             try:
                 line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
@@ -73,9 +73,9 @@ def iter_tsv(path: str) -> Iterator[tuple[int, List[str]]]:
 
 def resolve_task_file(data_dir: str, task_dir: str, filename: str) -> str:
     """Path of ``filename``: ``data_dir/task_dir/filename``, else ``data_dir/filename``."""
-    candidates = [os.path.join(data_dir, task_dir, filename), os.path.join(data_dir, filename)]
+    candidates = [fileio.join(data_dir, task_dir, filename), fileio.join(data_dir, filename)]
     for path in candidates:
-        if os.path.isfile(path):
+        if fileio.isfile(path):
             return path
     raise FileNotFoundError(
         f"GLUE file {filename!r} not found; looked for {candidates[0]} and {candidates[1]} "

@@ -2,11 +2,10 @@
 evaluation with exact metrics, prediction files and the raw-text SavedModel export."""
 from __future__ import annotations
 
-import os
-
 from absl import logging
 import numpy as np
 
+from albert_tf import fileio
 from albert_tf.engine import finetuning
 from albert_tf.fileio import write_text_atomic
 from albert_tf.tasks.glue import data as glue
@@ -83,7 +82,7 @@ class GlueTask:
         processor's own key (a custom task's files, digests, columns and labels)."""
         if task == self.task and hasattr(self.processor, "cache_key"):
             return self.processor.cache_key(self.data_dir, split)
-        return {"data": [os.path.abspath(self.data_dir)]}
+        return {"data": [fileio.abspath(self.data_dir)]}
 
     @property
     def best_metric(self):
@@ -142,12 +141,12 @@ class GlueTask:
             examples = self.examples("test", task)
             if task == self.task:
                 table = out["predictions"][:, None] if self.is_regression else out["probabilities"]
-                path = os.path.join(output_dir, "test_results.tsv")
+                path = fileio.join(output_dir, "test_results.tsv")
                 write_text_atomic(path, "".join("\t".join(f"{v:.8f}" for v in row) + "\n" for row in table))
                 written.append(path)
             custom = task == "custom"
             name = CUSTOM_PREDICTIONS if custom else glue.submission_file_name(task)
-            path = os.path.join(output_dir, name)
+            path = fileio.join(output_dir, name)
             glue.write_submission(path, task, [e.guid.split("-")[-1] for e in examples], preds,
                                   processor=self.processor if custom else None)
             written.append(path)

@@ -1,8 +1,8 @@
 """run_classifier.py's checks, run before any work: flags, files and every split the run reads."""
 from __future__ import annotations
 
-import os
 
+from albert_tf import fileio
 from albert_tf.engine import validation as v
 from albert_tf.errors import InputError
 from albert_tf.tasks.serving import check_export_flags
@@ -74,7 +74,7 @@ def custom_processor(FLAGS):
 
 def save_custom_labels(task, FLAGS):
     """A custom run keeps its label ids in --output_dir/labels.json (once its input is good)."""
-    if task.task == "custom" and not os.path.isfile(os.path.join(FLAGS.output_dir, "labels.json")):
+    if task.task == "custom" and not fileio.isfile(fileio.join(FLAGS.output_dir, "labels.json")):
         task.processor.save_labels(FLAGS.output_dir)
 
 

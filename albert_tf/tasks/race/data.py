@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
 from typing import Iterator, List, Optional, Sequence, Tuple, Union
 
 from albert_tf.errors import InputError
+from albert_tf import fileio
 
 LEVELS = ("middle", "high")
 NUM_CHOICES = 4
@@ -48,8 +48,8 @@ class RaceExample:
 
 def race_root(data_dir: str) -> str:
     """The RACE folder: ``data_dir/RACE`` if it exists, else ``data_dir`` itself."""
-    nested = os.path.join(data_dir, "RACE")
-    return nested if os.path.isdir(nested) else data_dir
+    nested = fileio.join(data_dir, "RACE")
+    return nested if fileio.isdir(nested) else data_dir
 
 
 def _levels(high_only: bool, middle_only: bool) -> Tuple[str, ...]:
@@ -70,20 +70,19 @@ def _natural_key(name: str):
 
 def _iter_passages(folder: str) -> Iterator[Tuple[str, dict]]:
     """Yield (source description, passage dict) for one split/level folder."""
-    all_txt = os.path.join(folder, ALL_TXT)
-    if os.path.isfile(all_txt):
-        with open(all_txt, "rb") as f:
+    all_txt = fileio.join(folder, ALL_TXT)
+    if fileio.isfile(all_txt):
+        with fileio.open_binary(all_txt) as f:
             for lineno, line in enumerate(f, start=1):
                 where = f"{all_txt}, line {lineno}"
                 line = _utf8(line, where)
                 if line.strip():
                     yield where, _parse_json(line, where)
         return
-    names = sorted((n for n in os.listdir(folder) if n.endswith(".txt")), key=_natural_key)
+    names = sorted((n for n in fileio.listdir(folder) if n.endswith(".txt")), key=_natural_key)
     for name in names:
-        path = os.path.join(folder, name)
-        with open(path, "rb") as f:
-            yield path, _parse_json(_utf8(f.read(), path), path)
+        path = fileio.join(folder, name)
+        yield path, _parse_json(_utf8(fileio.read_bytes(path), path), path)
 
 
 def _utf8(data: bytes, where: str) -> str:
@@ -117,7 +116,7 @@ def _passage_examples(data: dict, level: str, where: str) -> List[RaceExample]:
         raise RaceFormatError(
             f"{where}: {len(questions)} questions, {len(options)} option lists, "
             f"{'no' if answers is None else len(answers)} answers")
-    example_id = str(data.get("id", os.path.basename(where)))
+    example_id = str(data.get("id", fileio.basename(where)))
     examples = []
     for i, question in enumerate(questions):
         if len(options[i]) != NUM_CHOICES:
@@ -145,8 +144,8 @@ def read_race_examples(data_dir: str, split: str, high_only: bool = False,
     root = race_root(data_dir)
     examples = []
     for level in _levels(high_only, middle_only):
-        folder = os.path.join(root, split, level)
-        if not os.path.isdir(folder):
+        folder = fileio.join(root, split, level)
+        if not fileio.isdir(folder):
             raise FileNotFoundError(f"RACE folder not found: {folder}")
         for where, data in _iter_passages(folder):
             examples.extend(_passage_examples(data, level, where))

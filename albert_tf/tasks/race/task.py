@@ -1,7 +1,6 @@
 """RACE multiple-choice reading comprehension on the shared fine-tuning machinery."""
 from __future__ import annotations
 
-import os
 
 import numpy as np
 
@@ -11,6 +10,7 @@ from albert_tf.tasks.race import data as race
 from albert_tf.text.encoding import TextEncoder
 from albert_tf.engine.records import cached_records
 from albert_tf.tasks.race.metrics import race_metrics
+from albert_tf import fileio
 
 LETTERS = race.ANSWER_LETTERS
 
@@ -51,7 +51,7 @@ class RaceTask:
         params = {"task": "race", "split": split, "max_seq_length": self.max_seq_length,
                   "max_qa_length": self.max_qa_length, "high_only": self.high_only,
                   "middle_only": self.middle_only, "num_examples": len(examples),
-                  "data": os.path.abspath(self.data_dir), **self.encoder.fingerprint()}
+                  "data": fileio.abspath(self.data_dir), **self.encoder.fingerprint()}
         return cached_records(self.cache_dir, f"race_{split}", params, self.spec,
                               lambda: (self._record(e) for e in examples))
 
@@ -78,12 +78,12 @@ class RaceTask:
         for e, p in zip(examples, probs):
             lines.append(f"{e.example_id}\t{e.question_index}\t{e.level}\t{LETTERS[int(np.argmax(p))]}\t"
                          + "\t".join(f"{v:.6f}" for v in p))
-        written = [write_text_atomic(os.path.join(output_dir, "race_predictions.tsv"), "\n".join(lines) + "\n")]
+        written = [write_text_atomic(fileio.join(output_dir, "race_predictions.tsv"), "\n".join(lines) + "\n")]
         if all(e.label is not None for e in examples):
             labels = np.array([e.label for e in examples])
             metrics = race_metrics(np.argmax(probs, -1), labels, [e.level for e in examples])
             text = "".join(f"{k} = {v}\n" for k, v in sorted(metrics.items()))
-            written.append(write_text_atomic(os.path.join(output_dir, "predict_results.txt"), text))
+            written.append(write_text_atomic(fileio.join(output_dir, "predict_results.txt"), text))
         return written
 
 

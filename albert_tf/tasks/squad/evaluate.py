@@ -29,6 +29,7 @@ import string
 from typing import Dict, List, Mapping, Optional
 
 from albert_tf.fileio import write_text_atomic
+from albert_tf import fileio
 
 _PUNCT = frozenset(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -77,8 +78,7 @@ def load_gold(path) -> Dict[str, List[str]]:
     """{qas_id: [gold answer texts]} from an official SQuAD JSON file ([] = unanswerable)."""
     path = os.fspath(path)
     try:
-        with open(path, encoding="utf-8") as f:
-            dataset = json.load(f)
+        dataset = fileio.read_json(path)
         gold = {}
         for article in dataset["data"]:
             for paragraph in article["paragraphs"]:
@@ -96,8 +96,7 @@ def gold_from_examples(examples) -> Dict[str, List[str]]:
 
 def load_predictions(path) -> Dict[str, str]:
     """A predictions.json (``{qas_id: text}``) or null_odds.json (``{qas_id: float}``)."""
-    with open(os.fspath(path), encoding="utf-8") as f:
-        return json.load(f)
+    return fileio.read_json(os.fspath(path))
 
 
 # ----------------------------------------------------------------------------- v1.1

@@ -8,6 +8,7 @@ import os
 from typing import List, Tuple
 
 from albert_tf.errors import InputError
+from albert_tf import fileio
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,8 +43,7 @@ def _field(obj, name, path, where):
 def _load_json(path):
     """The parsed JSON file, or an InputError that names it (truncated, not UTF-8)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
+        return fileio.read_json(path)
     except json.JSONDecodeError as err:
         raise InputError(f"{path}: not valid JSON ({err}); is the file complete?") from None
     except UnicodeDecodeError as err:
