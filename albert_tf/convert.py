@@ -103,10 +103,8 @@ def _read_keras(path, config_file, model_kind):
     if path.endswith(".keras"):
         from albert_tf.formats.keras_files import load_model
         return load_model(path)  # registers every albert_tf class a .keras file may name
-    if config_file is None:
-        raise ValueError(f"--input {path}: a .weights.h5 file carries no config; pass --albert_config_file")
-    from albert_tf.config import AlbertConfig
-    model = build_model(AlbertConfig.from_json_file(config_file), model_kind)
+    # a .weights.h5 file carries no config: --albert_config_file, else the one written beside it
+    model = build_model(_config_for(path, config_file), model_kind)
     with fileio.local_copy(path) as local:
         model.load_weights(local)
     return model

@@ -36,9 +36,12 @@ def download(remote, local) -> str:
 
 
 def tree(remote) -> list:
-    """Every file under `remote`, as paths relative to it, sorted."""
+    """Every file under `remote`, as paths relative to it, sorted. (ram:// lists a sibling file
+    `run/eval_results.txt` under `run/eval` as `_results.txt` too: names that do not exist are
+    left out.)"""
     found = []
     for root, _, files in tf.io.gfile.walk(remote):
         rel = root[len(remote):].strip("/")
-        found += [f"{rel}/{f}" if rel else f for f in files]
+        found += [f"{rel}/{f}" if rel else f for f in files
+                  if tf.io.gfile.exists(f"{root.rstrip('/')}/{f}")]
     return sorted(found)
