@@ -30,7 +30,7 @@ _EXPORTS = {
     "AlbertTextPreprocessor": "albert_tf.text.preprocessors",
     "AlbertMultipleChoicePreprocessor": "albert_tf.text.preprocessors",
     "AlbertSpanPreprocessor": "albert_tf.text.preprocessors",
-    "load_model": "albert_tf.formats.keras_files",
+    "load_model": "albert_tf.keras_files",
     "load_original_checkpoint": "albert_tf.formats.tf1",
     "save_original_checkpoint": "albert_tf.formats.tf1",
     "export_keras_hub_preset": "albert_tf.formats.keras_hub",

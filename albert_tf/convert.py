@@ -101,7 +101,7 @@ def read_model(path, config_file=None, model_kind=None, require_encoder=True):
 
 def _read_keras(path, config_file, model_kind):
     if path.endswith(".keras"):
-        from albert_tf.formats.keras_files import load_model
+        from albert_tf.keras_files import load_model
         return load_model(path)  # registers every albert_tf class a .keras file may name
     # a .weights.h5 file carries no config: --albert_config_file, else the one written beside it
     model = build_model(_config_for(path, config_file), model_kind)

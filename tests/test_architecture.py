@@ -16,7 +16,7 @@ LAYERS = [
     {"albert_tf.engine"},
     {"albert_tf.pretraining", "albert_tf.tasks"},
     {"albert_tf.keras_api"},
-    {"albert_tf.convert", "albert_tf.paper", "albert_tf.formats.keras_files",
+    {"albert_tf.convert", "albert_tf.paper", "albert_tf.keras_files",
      "albert_tf.extract_features", "albert_tf.representations"},
 ]
 MAX_MODULE_LINES = 400
