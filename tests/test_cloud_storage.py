@@ -86,7 +86,9 @@ def test_run_classifier_on_a_bucket(fixtures_dir, data_dir, tmp_path):
     # the second run resumed at step 4: steps 2 and 4 were not trained or evaluated again
     assert _steps(r["texts"][f"{B}/mrpc/eval_history.json"]) == [2, 4, 6]
     assert r["texts"][f"{B}/mrpc/eval_results.txt"].count("global_step = ") == 3
-    assert {"saved_model.pb", "variables/variables.index"} <= set(r["trees"][f"{B}/export"])
+    (version,) = {f.split("/")[0] for f in r["trees"][f"{B}/export"]}  # export_dir/<unix seconds>/
+    assert version.isdigit()
+    assert {f"{version}/saved_model.pb", f"{version}/variables/variables.index"} <= set(r["trees"][f"{B}/export"])
     assert sum(f.endswith(".tf_record") for f in r["trees"][f"{B}/cache"]) == 3
     # a missing bucket object: one line naming the flag and the path, exit 2
     assert missing["code"] == 2
@@ -114,7 +116,7 @@ def test_run_squad_on_a_bucket(fixtures_dir, data_dir, tmp_path):
     assert _latest(out) == [2, 4] and "model.ckpt-best.index" in out
     assert _steps(r["texts"][f"{B}/squad/eval_history.json"]) == [2, 4]
     assert len(json.loads(r["texts"][f"{B}/squad/predictions.json"])) > 0
-    assert "saved_model.pb" in r["trees"][f"{B}/export"]
+    assert any(f.endswith("/saved_model.pb") for f in r["trees"][f"{B}/export"])
 
 
 def test_run_race_on_a_bucket(fixtures_dir, data_dir, tmp_path):
@@ -136,7 +138,7 @@ def test_run_race_on_a_bucket(fixtures_dir, data_dir, tmp_path):
     out = r["trees"][f"{B}/race"]
     assert _latest(out) == [2, 4] and "model.ckpt-best.index" in out
     assert _steps(r["texts"][f"{B}/race/eval_history.json"]) == [2, 4]
-    assert "saved_model.pb" in r["trees"][f"{B}/export"]
+    assert any(f.endswith("/saved_model.pb") for f in r["trees"][f"{B}/export"])
 
 
 def test_run_pretraining_on_a_bucket(fixtures_dir, tmp_path):

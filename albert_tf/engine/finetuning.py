@@ -297,4 +297,5 @@ def _run_finetuning(task, model_fn, opts, strategy, do_train, do_eval, do_predic
                                                              opts.predict_batch_size)
     if export_fn:
         results["export_dir"] = export_fn(model)
+        logging.info("exported the raw-text SavedModel to %s", results["export_dir"])
     return results

@@ -21,8 +21,9 @@ def define_finetuning_flags(**defaults):
     flags.DEFINE_string("vocab_file", None, "WordPiece vocab (the Chinese releases), instead of an spm model.")
     flags.DEFINE_string("output_dir", None, "Checkpoints, results and predictions go here.")
     flags.DEFINE_string("cached_dir", None, "Where feature TFRecords are cached (default: output_dir).")
-    flags.DEFINE_string("export_dir", None, "Write a SavedModel that takes raw text here "
-                        "(needs --spm_model_file; load it with albert_tf.load_saved_model).")
+    flags.DEFINE_string("export_dir", None, "Write a SavedModel that takes raw text to a new "
+                        "version folder export_dir/<unix seconds> (TF Serving's layout; needs "
+                        "--spm_model_file; albert_tf.load_saved_model(export_dir) loads the newest).")
     flags.DEFINE_bool("do_lower_case", d["do_lower_case"], "Lowercase the input text.")
     flags.DEFINE_integer("max_seq_length", d["max_seq_length"], "Total input length in pieces.")
     flags.DEFINE_bool("do_train", d.get("do_train", False), "Whether to train.")

@@ -1,9 +1,11 @@
 """What every task's raw-text SavedModel export shares: the in-graph tokenizer from the run's
-SentencePiece model, the atomic write (local: scratch folder, then rename; remote: saved_model.pb uploaded last) with a README beside the
-model, the --export_dir checks, and `load_saved_model`, which registers tf-text's ops first."""
+SentencePiece model, versioned exports (`export_dir/<unix seconds>/`, TF Serving's model base
+path, as Google's Estimator exported) with a README beside the model, the --export_dir checks,
+and `load_saved_model`, which registers tf-text's ops first and finds the newest version."""
 from __future__ import annotations
 
 import os
+import time
 
 from albert_tf import fileio
 
@@ -60,26 +62,51 @@ def _example_call(signature) -> str:
 
 
 def save_module(module, signature, export_dir, what, inputs, outputs) -> str:
-    """Saves `module` with `signature` as serving_default into export_dir (any filesystem), with
-    a README.md on how to load it. Local: written to a scratch folder beside it, then renamed
-    into place. Remote: an old export there is removed first, then the files are uploaded with
-    saved_model.pb last, so a loader never finds one beside another export's variables."""
+    """Saves `module` with `signature` as serving_default into a fresh version folder
+    `export_dir/<version>` (any filesystem; version: unix seconds, above every version there),
+    with a README.md on how to load it; returns that folder. No export is ever renamed or
+    overwritten, so a server watching export_dir never sees half of one. Local: written to a
+    hidden scratch folder in export_dir, then renamed to its version. Remote (no atomic rename
+    on a bucket): uploaded straight to its version with saved_model.pb last."""
     export_dir = fileio.abspath(os.fspath(export_dir))
-    readme = README.format(what=what, name=fileio.basename(export_dir),
-                           example=_example_call(signature), inputs=inputs, outputs=outputs)
-    if fileio.is_remote(export_dir):
-        if fileio.exists(export_dir):
-            fileio.rmtree(export_dir)
-        with fileio.output_folder(export_dir, last=("saved_model.pb",)) as local:
+    target = fileio.join(export_dir, str(max([int(time.time())] +
+                                             [v + 1 for v in export_versions(export_dir)])))
+    readme = README.format(what=what, name=target, example=_example_call(signature),
+                           inputs=inputs, outputs=outputs)
+    if fileio.is_remote(target):
+        with fileio.output_folder(target, last=("saved_model.pb",)) as local:
             _save(module, signature, local, readme)
-        return export_dir
-    with fileio.scratch_folder(beside=export_dir, prefix=".export-tmp-") as scratch:
-        tmp, old = fileio.join(scratch, "new"), fileio.join(scratch, "old")
+        return target
+    fileio.makedirs(export_dir)
+    with fileio.scratch_folder(beside=target, prefix=".export-tmp-") as scratch:
+        tmp = fileio.join(scratch, "new")
         _save(module, signature, tmp, readme)
-        if fileio.exists(export_dir):  # a previous export: moved aside, dropped once replaced
-            fileio.rename(export_dir, old)
-        fileio.rename(tmp, export_dir)
-    return export_dir
+        fileio.rename(tmp, target)
+    return target
+
+
+def export_versions(export_dir) -> list:
+    """The complete versions (numbered folders holding saved_model.pb) in export_dir, ascending."""
+    if not fileio.isdir(export_dir):
+        return []
+    return sorted(int(n) for n in fileio.listdir(export_dir) if n.isdigit()
+                  and fileio.exists(fileio.join(export_dir, n, "saved_model.pb")))
+
+
+def latest_export(path) -> str:
+    """`path` itself if it is a SavedModel folder, else its newest complete version.
+
+    >>> latest_export("exports/")  # doctest: +SKIP
+    'exports/1796604111'
+    """
+    path = os.fspath(path)
+    if fileio.exists(fileio.join(path, "saved_model.pb")):
+        return path
+    versions = export_versions(path)
+    if not versions:
+        raise FileNotFoundError(f"{path}: neither a SavedModel (saved_model.pb) nor a folder "
+                                "of versioned exports")
+    return fileio.join(path, str(versions[-1]))
 
 
 def _save(module, signature, folder, readme):
@@ -89,14 +116,15 @@ def _save(module, signature, folder, readme):
 
 
 def load_saved_model(path):
-    """tf.saved_model.load of an albert_tf raw-text export, tf-text's ops registered first."""
+    """tf.saved_model.load of an albert_tf raw-text export (a SavedModel folder, or an
+    --export_dir whose newest version is loaded), tf-text's ops registered first."""
     try:
         import tensorflow_text  # noqa: F401  registers the SentencePiece ops the graph uses
     except ImportError as e:
         raise ImportError("albert_tf.load_saved_model needs tensorflow_text (pip install "
                           "tensorflow-text): the SavedModel tokenizes with its ops") from e
     import tensorflow as tf
-    return tf.saved_model.load(os.fspath(path))
+    return tf.saved_model.load(latest_export(path))
 
 
 def exporter(export, task, export_dir):

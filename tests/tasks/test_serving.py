@@ -1,6 +1,7 @@
 """The shared export pieces (albert_tf/tasks/serving.py): the save replaces a previous export
 whole or not at all, with the README on loading; the export helper; load_saved_model."""
 import os
+import pathlib
 
 import pytest
 import tensorflow as tf
@@ -26,21 +27,27 @@ def _run(path):
     return load_saved_model(path).signatures["serving_default"](text=tf.constant(["a"]))["out"]
 
 
-def test_save_replaces_the_previous_export_whole_or_not_at_all(tmp_path, monkeypatch):
-    path = _save(_Echo("1"), tmp_path / "export")
-    assert _run(path).numpy().tolist() == [b"a1"]
-    readme = (tmp_path / "export" / "README.md").read_text()
+def test_each_export_is_a_new_version_whole_or_not_at_all(tmp_path, monkeypatch):
+    first = _save(_Echo("1"), tmp_path / "export")
+    assert os.path.dirname(first) == str(tmp_path / "export") and os.path.basename(first).isdigit()
+    assert _run(first).numpy().tolist() == [b"a1"]
+    readme = (pathlib.Path(first) / "README.md").read_text()
     assert "import tensorflow_text" in readme and 'text=tf.constant(["..."])' in readme
-    _save(_Echo("2"), tmp_path / "export")
-    assert _run(path).numpy().tolist() == [b"a2"]
+    second = _save(_Echo("2"), tmp_path / "export")
+    assert int(os.path.basename(second)) > int(os.path.basename(first))  # same second: +1
+    assert _run(tmp_path / "export").numpy().tolist() == [b"a2"]  # the newest version
+    assert _run(first).numpy().tolist() == [b"a1"]  # an export is never overwritten
 
     def broken(*args, **kwargs):
         raise OSError("disk full")
     monkeypatch.setattr(tf.saved_model, "save", broken)
     with pytest.raises(OSError):
         _save(_Echo("3"), tmp_path / "export")
-    assert _run(path).numpy().tolist() == [b"a2"]  # the old export, untouched
-    assert sorted(os.listdir(tmp_path)) == ["export"]  # no temporary folder left
+    assert _run(tmp_path / "export").numpy().tolist() == [b"a2"]
+    # no temporary folder or half version left
+    assert sorted(os.listdir(tmp_path / "export")) == sorted(map(os.path.basename, (first, second)))
+    with pytest.raises(FileNotFoundError, match="neither a SavedModel"):
+        serving.latest_export(tmp_path)
 
 
 def test_exporter_and_tokenizer_need_their_inputs():

@@ -46,7 +46,8 @@ def test_run_classifier_end_to_end_and_saved_model(fixtures_dir, data_dir, tmp_p
 
     # The SavedModel on raw strings equals the Python path (tokenizer + packer + Keras model).
     import tensorflow_text  # noqa: F401  registers the tf-text ops the signature uses
-    serve = tf.saved_model.load(str(export)).signatures["serving_default"]
+    from albert_tf.tasks.serving import latest_export
+    serve = tf.saved_model.load(latest_export(export)).signatures["serving_default"]
     task = GlueTask("mrpc", str(data_dir), encoder, 64, str(tmp_path / "cache"))
     dev = task.examples("dev")[:8]
     got = serve(text_a=tf.constant([e.text_a for e in dev]), text_b=tf.constant([e.text_b for e in dev]))

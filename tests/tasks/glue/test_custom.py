@@ -182,7 +182,8 @@ def test_run_classifier_on_own_files(own_data, fixtures_dir, tmp_path):
     # the raw-text export takes one string per example and names the labels
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  registers the tf-text ops the signature uses
-    serve = tf.saved_model.load(str(tmp_path / "export")).signatures["serving_default"]
+    from albert_tf.tasks.serving import latest_export
+    serve = tf.saved_model.load(latest_export(tmp_path / "export")).signatures["serving_default"]
     texts = [row[1] for row in csv.reader(open(own_data / "csv" / "test.csv", encoding="utf-8"))][1:]
     got = serve(text_a=tf.constant(texts))
     np.testing.assert_allclose(got["probabilities"].numpy(), probs, atol=1e-5)

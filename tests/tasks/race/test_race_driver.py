@@ -52,7 +52,9 @@ def test_run_race_end_to_end(fixtures_dir, data_dir, tmp_path):
         assert fields[3] in "ABCD" and abs(sum(map(float, fields[4:])) - 1) < 1e-4
     assert "accuracy = " in (out / "predict_results.txt").read_text()
     assert (out / "model.ckpt-best.index").exists()
-    check_fresh_process_load(tmp_path / "export")
+    (version,) = os.listdir(tmp_path / "export")  # export_dir/<unix seconds>/
+    assert version.isdigit()
+    check_fresh_process_load(tmp_path / "export" / version)
 
 
 LOAD_IN_FRESH_PROCESS = """

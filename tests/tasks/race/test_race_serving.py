@@ -1,4 +1,6 @@
 """The RACE SavedModel on raw strings equals the Python path (encode_race_example + model)."""
+import pathlib
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -33,7 +35,7 @@ def test_race_saved_model_equals_python_path(fixtures_dir, data_dir, tmp_path):
     want = model(feats, training=False)["probabilities"].numpy()
 
     path = export_race(model, task, tmp_path / "export")
-    readme = (tmp_path / "export" / "README.md").read_text()
+    readme = (pathlib.Path(path) / "README.md").read_text()
     assert "import tensorflow_text" in readme and "options=tf.constant([[" in readme
     serve = load_saved_model(path).signatures["serving_default"]
     got = serve(article=tf.constant([e.article for e in examples]),
