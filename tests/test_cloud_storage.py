@@ -284,3 +284,31 @@ def test_lock_on_a_bucket_refuses_a_live_run_and_takes_over_a_stale_one(ram_buck
         assert held["run_id"] != "0123" and held["host"] != "another-tpu-vm"
     assert any("stale lock" in w and "another-tpu-vm" in w for w in warnings), warnings
     assert not tf.io.gfile.exists(lock)  # released at the end
+
+
+def test_a_stale_heartbeat_on_this_host_is_taken_over_even_if_its_pid_runs(ram_bucket):
+    """A preempted VM recreated under the same host name may give the old run's pid to
+    another process: the heartbeat, older than the TTL, still tells the holder is gone."""
+    import socket
+    from albert_tf.engine import run_lock
+    out = f"{ram_bucket}/run"
+    lock = f"{out}/{run_lock.LOCK_FILE}"
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        for age, live in ((10, True), (run_lock.LOCK_TTL_SECONDS + 1, False)):
+            tf.io.gfile.makedirs(out)
+            if tf.io.gfile.exists(lock):
+                tf.io.gfile.remove(lock)
+            with tf.io.gfile.GFile(lock, "w") as f:
+                f.write(json.dumps({"run_id": "0123", "pid": holder.pid, "host": socket.gethostname(),
+                                    "heartbeat": time.time() - age}))
+            if live:
+                with pytest.raises(run_lock.OutputDirLockedError, match=f"pid {holder.pid}"):
+                    with run_lock.output_dir_lock(out):
+                        pass
+            else:
+                with run_lock.output_dir_lock(out):
+                    assert json.loads(tf.io.gfile.GFile(lock).read())["run_id"] != "0123"
+    finally:
+        holder.kill()
+        holder.wait()

@@ -63,12 +63,11 @@ def _pid_alive(pid: int) -> bool:
 def _holder_alive(holder) -> bool:
     if not holder or not isinstance(holder.get("pid"), int):
         return False  # unreadable lock: its writer died before finishing it
-    if holder.get("host") == socket.gethostname():
-        return holder["pid"] != os.getpid() and _pid_alive(holder["pid"])
     beat = holder.get("heartbeat")
-    if not isinstance(beat, (int, float)):
-        return True  # another host's lock without a heartbeat: cannot tell, assume it runs
-    return time.time() - beat < LOCK_TTL_SECONDS
+    fresh = not isinstance(beat, (int, float)) or time.time() - beat < LOCK_TTL_SECONDS
+    if holder.get("host") == socket.gethostname():  # a recreated VM may reuse the pid: both
+        return holder["pid"] != os.getpid() and _pid_alive(holder["pid"]) and fresh
+    return fresh  # another host's lock without a heartbeat: cannot tell, assume it runs
 
 
 def _lock_text(run_id) -> str:
