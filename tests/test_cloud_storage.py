@@ -60,6 +60,10 @@ def _latest(tree):
     return sorted(int(f[5:-6]) for f in tree if f.startswith("ckpt-") and f.endswith(".index"))
 
 
+MISSING = [("albert_config_file", "albert_config.json"), ("data_dir", "MRPC"),
+           ("init_checkpoint", "model.ckpt-best"), ("spm_model_file", "spm.model")]
+
+
 def test_run_classifier_on_a_bucket(fixtures_dir, data_dir, tmp_path):
     common = ["--task_name=MRPC", f"--data_dir={B}/glue/MRPC", *_model_flags(),
               f"--output_dir={B}/mrpc", f"--cached_dir={B}/cache", "--max_seq_length=64",
@@ -71,11 +75,11 @@ def test_run_classifier_on_a_bucket(fixtures_dir, data_dir, tmp_path):
         [common + ["--train_step=4", "--do_train", "--do_eval", "--do_predict",
                    f"--export_dir={B}/export"],
          common + ["--train_step=6", "--do_train", "--do_eval"],
-         common[:2] + [f"--albert_config_file={B}/missing/albert_config.json"] + common[3:]
-         + ["--train_step=6", "--do_train"]],
+         *[[*common, f"--{flag}={B}/missing/{name}", "--train_step=6", "--do_train"]
+           for flag, name in MISSING]],
         trees=[f"{B}/mrpc", f"{B}/export", f"{B}/cache"],
         texts=[f"{B}/mrpc/eval_history.json", f"{B}/mrpc/eval_results.txt"])
-    first, second, missing = r["cases"]
+    first, second, *missing = r["cases"]
     _ok(first)
     _ok(second)
     out = r["trees"][f"{B}/mrpc"]
@@ -91,9 +95,10 @@ def test_run_classifier_on_a_bucket(fixtures_dir, data_dir, tmp_path):
     assert {f"{version}/saved_model.pb", f"{version}/variables/variables.index"} <= set(r["trees"][f"{B}/export"])
     assert sum(f.endswith(".tf_record") for f in r["trees"][f"{B}/cache"]) == 3
     # a missing bucket object: one line naming the flag and the path, exit 2
-    assert missing["code"] == 2
-    last = missing["stderr"].strip().splitlines()[-1]
-    assert last.startswith("error: --albert_config_file") and f"{B}/missing/albert_config.json" in last
+    for case, (flag, name) in zip(missing, MISSING):
+        last = case["stderr"].strip().splitlines()[-1]
+        assert case["code"] == 2 and last.startswith(f"error: --{flag}"), last
+        assert f"{B}/missing/{name}" in last, last
 
 
 def test_run_squad_on_a_bucket(fixtures_dir, data_dir, tmp_path):
