@@ -178,8 +178,6 @@ def classifier_cases(f):
          "--train_file: " + str(f["own_txt"]) + " has the unknown extension '.txt'"),
         ("custom_no_files", {**own, "data_dir": None}, "give --train_file or --data_dir"),
         ("custom_flag_for_glue", {"text_a_column": "review"}, "--text_a_column: only for --task_name=custom"),
-        ("export_without_spm", {"spm_model_file": None, "vocab_file": f["wordpiece_vocab"],
-                                "export_dir": d / "export"}, "--export_dir needs --spm_model_file"),
         ("export_dir_is_file", {"export_dir": f["a_file"]}, "--export_dir: "),
     ], base
 
@@ -219,8 +217,6 @@ def race_cases(f):
         ("truncated_passage", {"data_dir": f["race_truncated"]}, "invalid JSON"),
         ("high_and_middle_only", {"high_only": True, "middle_only": True}, "--high_only"),
         ("zero_eval_batch", {"eval_batch_size": 0}, "--eval_batch_size=0"),
-        ("export_without_spm", {"spm_model_file": None, "vocab_file": f["wordpiece_vocab"],
-                                "export_dir": f["d"] / "export"}, "--export_dir needs --spm_model_file"),
     ], base
 
 

@@ -26,28 +26,29 @@ Inputs: {inputs}
 Outputs: {outputs}
 """
 
-NEEDS_SPM = ("--export_dir needs --spm_model_file: the exported model tokenizes raw text in the "
-             "graph with SentencePiece")
+NEEDS_TOKENIZER = ("--export_dir needs --spm_model_file or --vocab_file: the exported model "
+                   "tokenizes raw text in the graph")
 
 
 def check_export_flags(FLAGS):
-    """--export_dir: a writable folder, and --spm_model_file (the in-graph tokenizer is
-    SentencePiece; a WordPiece --vocab_file has no in-graph tokenizer here)."""
+    """--export_dir: a writable folder, and the tokenizer the graph will run
+    (--spm_model_file, or a WordPiece --vocab_file)."""
     from albert_tf.engine import validation as v
     from albert_tf.errors import InputError
     if not v.flag_value(FLAGS, "export_dir"):
         return
     v.check_output_dir("export_dir", FLAGS.export_dir)
-    if not FLAGS.spm_model_file:
-        raise InputError(NEEDS_SPM)
+    if not (FLAGS.spm_model_file or v.flag_value(FLAGS, "vocab_file")):
+        raise InputError(NEEDS_TOKENIZER)
 
 
-def graph_tokenizer(spm_model_file, do_lower_case=True):
-    """The in-graph tokenizer of the run's SentencePiece model (the Python path's ids)."""
-    if not spm_model_file:
-        raise ValueError(NEEDS_SPM)
-    from albert_tf.text.graph_tokenizer import GraphTokenizer
-    return GraphTokenizer(os.fspath(spm_model_file), do_lower_case=do_lower_case)
+def graph_tokenizer(spm_model_file=None, do_lower_case=True, vocab_file=None):
+    """The in-graph tokenizer of the run's SentencePiece model or WordPiece vocabulary (the
+    Python path's ids)."""
+    from albert_tf.text.graph_tokenizer import make_graph_tokenizer
+    if not (spm_model_file or vocab_file):
+        raise ValueError(NEEDS_TOKENIZER)
+    return make_graph_tokenizer(spm_model_file, vocab_file, do_lower_case)
 
 
 def _example_call(signature) -> str:

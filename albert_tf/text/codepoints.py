@@ -63,3 +63,4 @@ def _runs(cps: Sequence[int]):
     if start is not None:
         yield start, prev
 
+

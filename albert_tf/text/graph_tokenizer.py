@@ -9,93 +9,20 @@ inputs where it cannot.
 """
 from __future__ import annotations
 
-import functools
-import unicodedata
-
 import tensorflow as tf
 import tensorflow_text as tf_text
 
 from albert_tf import fileio
 from albert_tf.text import codepoints, spm_encode, tokenization
-from albert_tf.text.packing import pack_ids_graph
+from albert_tf.text.graph_text import (PackingMixin, _char_class, _matches, _patch, python_lower,
+                                       python_normalize)
+from albert_tf.text.graph_wordpiece import GraphWordPieceTokenizer
 
-__all__ = ["GraphTokenizer", "GraphTokenizerLayer"]
-
-# planes where Unicode assigns characters (0-3 and 14); others hold none in any version
-_ASSIGNABLE = list(range(0x40000)) + list(range(0xE0000, 0xF0000))
-
-
-@functools.cache
-def _candidates(kind: str) -> tuple:
-    """Codepoints whose NFKD / lowercase may differ between Python and TF's ICU: those Python
-    changes, plus those unassigned in Python's Unicode (a newer ICU may know them)."""
-    change = {"nfkd": lambda ch: unicodedata.normalize("NFKD", ch) != ch,
-              "lower": lambda ch: ch.lower() != ch}[kind]
-    out = []
-    for cp in _ASSIGNABLE:
-        if 0xD800 <= cp <= 0xDFFF:
-            continue
-        ch = chr(cp)
-        if change(ch) or unicodedata.category(ch) == "Cn":
-            out.append(cp)
-    return tuple(out)
+__all__ = ["GraphTokenizer", "GraphTokenizerLayer", "GraphWordPieceTokenizer",
+           "make_graph_tokenizer"]
 
 
-@functools.cache
-def overrides(kind: str) -> dict:
-    """{char: Python's result} for the characters where TF's op (NFKD or lower) disagrees
-    with Python's unicodedata / str.lower (Unicode version skew; NUL for lower)."""
-    cps = _candidates(kind)
-    chars = tf.constant([chr(c) for c in cps])
-    if kind == "nfkd":
-        got = tf_text.normalize_utf8(chars, "NFKD").numpy()
-        want = [unicodedata.normalize("NFKD", chr(c)) for c in cps]
-    else:
-        got = tf.strings.lower(chars, encoding="utf-8").numpy()
-        want = [chr(c).lower() for c in cps]
-    out = {chr(c): w for c, g, w in zip(cps, got, want) if g.decode("utf-8") != w}
-    if kind == "lower":
-        out["\x00"] = "\x00"  # tf.strings.lower truncates a string at NUL
-    return out
-
-
-def _char_class(chars) -> str:
-    """RE2 character class for a set of characters."""
-    return codepoints._ranges_to_class(ord(c) for c in chars)
-
-
-def _static_table(mapping: dict):
-    """A string→string StaticHashTable (default '') for per-character overrides."""
-    keys = tf.constant(list(mapping.keys()) or ["\x00"])
-    values = tf.constant(list(mapping.values()) or ["\x00"])
-    return tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(keys, values), "")
-
-
-def _per_char(strings, table, op):
-    """Applies op to each character, except those in table, which map to their value."""
-    chars = tf.strings.unicode_split(strings, "UTF-8")
-    flat = chars.flat_values
-    fixed = table.lookup(flat)
-    mapped = tf.where(tf.strings.length(fixed) > 0, fixed, op(flat))
-    return tf.strings.reduce_join(chars.with_flat_values(mapped), axis=-1)
-
-
-def _patch(strings, special, op, exact_op):
-    """op on every string, replaced by exact_op on the strings where the mask special is true.
-
-    A gather/scatter rather than tf.cond: a lowered cond may run both branches' ops.
-    """
-    out = op(strings)
-    idx = tf.where(special)
-    return tf.tensor_scatter_nd_update(out, idx, exact_op(tf.gather_nd(strings, idx)))
-
-
-def _matches(strings, pattern):
-    """True where a whole string matches the RE2 pattern."""
-    return tf.strings.regex_full_match(strings, pattern)
-
-
-class GraphTokenizer(tf.Module):
+class GraphTokenizer(PackingMixin, tf.Module):
     """Raw strings → ragged int32 ids, as FullTokenizer(spm_model_file).tokenize(preprocess_text).
 
     preprocess: run Google's preprocess_text in-graph (lower = do_lower_case); False feeds the
@@ -153,11 +80,8 @@ class GraphTokenizer(tf.Module):
         self._ascii_re = "[\\x00-\\x7f]*"
         self._clean_re = f"(?:{word}+(?: {word}+)*)?" if self.remove_space else self._ascii_re
         self._comb_re = codepoints._ranges_to_class(codepoints.combining_codepoints())
-        nfkd, lower = overrides("nfkd"), overrides("lower")
-        self._nfkd_re = "(?s).*" + _char_class(nfkd) + ".*" if nfkd else None
-        self._lower_re = "(?s).*" + _char_class(lower) + ".*"
-        self._nfkd_table = _static_table(nfkd)
-        self._lower_table = _static_table(lower)
+        self._nfkd = python_normalize("NFKD")
+        self._lower = python_lower()
 
     # ----- preprocessing
 
@@ -204,20 +128,6 @@ class GraphTokenizer(tf.Module):
         s = tf.strings.regex_replace(self._nfkd(s), self._comb_re, "")
         return self._lower(s) if self.do_lower_case else s
 
-    def _nfkd(self, s):
-        """NFKD; per character with Python's result for the strings where TF's ICU differs."""
-        if self._nfkd_re is None:
-            return tf_text.normalize_utf8(s, "NFKD")
-        return _patch(s, _matches(s, self._nfkd_re), lambda x: tf_text.normalize_utf8(x, "NFKD"),
-                      lambda x: _per_char(x, self._nfkd_table,
-                                          lambda c: tf_text.normalize_utf8(c, "NFKD")))
-
-    def _lower(self, s):
-        """str.lower; per character (NUL, Unicode-version skew) for the strings that need it."""
-        lower = lambda x: tf.strings.lower(x, encoding="utf-8")
-        return _patch(s, _matches(s, self._lower_re), lower,
-                      lambda x: _per_char(x, self._lower_table, lower))
-
     # ----- tokenization
 
     def _fix_commas(self, ids):
@@ -251,23 +161,16 @@ class GraphTokenizer(tf.Module):
         """SentencePiece's text of ids (fix-up pieces read back as SentencePiece decodes them)."""
         return self._sp.detokenize(ids)
 
-    def pack(self, ids_a, ids_b=None, max_seq_length=128):
-        """[CLS] A [SEP] (B [SEP]) packed to dense int32 input_ids / input_mask / segment_ids."""
-        return pack_ids_graph(ids_a, ids_b, max_seq_length, self.cls_id, self.sep_id,
-                              pad_id=self.pad_id)
 
-    def encode(self, text_a, text_b=None, max_seq_length=128):
-        """Raw strings (one or a pair per example) → packed model features."""
-        ids_b = None if text_b is None else self.tokenize(text_b)
-        return self.pack(self.tokenize(text_a), ids_b, max_seq_length)
-
-    def serving_function(self, max_seq_length=128, pair=False):
-        """A tf.function over [batch] strings giving packed features, for SavedModel signatures."""
-        spec = tf.TensorSpec([None], tf.string)
-        if pair:
-            return tf.function(lambda a, b: self.encode(a, b, max_seq_length),
-                               input_signature=[spec, spec])
-        return tf.function(lambda a: self.encode(a, None, max_seq_length), input_signature=[spec])
+def make_graph_tokenizer(spm_model_file=None, vocab_file=None, do_lower_case=True):
+    """The in-graph tokenizer of a SentencePiece model (GraphTokenizer) or, for Google's
+    Chinese releases, of a WordPiece vocabulary (GraphWordPieceTokenizer)."""
+    if spm_model_file:
+        return GraphTokenizer(str(spm_model_file), do_lower_case=do_lower_case)
+    if vocab_file:
+        return GraphWordPieceTokenizer(str(vocab_file), do_lower_case=do_lower_case)
+    raise ValueError("an in-graph tokenizer needs spm_model_file (SentencePiece) or vocab_file "
+                     "(WordPiece)")
 
 
 try:  # the Keras wrapper is optional: GraphTokenizer itself needs only TensorFlow
@@ -280,31 +183,36 @@ if keras is not None:
     class GraphTokenizerLayer(keras.layers.Layer):
         """Keras layer: raw strings → packed features (or ragged ids when max_seq_length is None).
 
-        A `.keras` file stores the SentencePiece model's bytes (an asset), not its path, so it
-        loads in another folder or machine; a layer rebuilt from its config alone gets its
-        model from `load_assets`.
+        A `.keras` file stores the tokenizer's SentencePiece model or WordPiece vocabulary (an
+        asset), not its path, so it loads in another folder or machine; a layer rebuilt from
+        its config alone gets its tokenizer from `load_assets`.
         """
 
         ASSET_NAME = "spm.model"
+        VOCAB_ASSET_NAME = "vocab.txt"
 
         def __init__(self, spm_model_file=None, do_lower_case=True, max_seq_length=None,
-                     **kwargs):
+                     vocab_file=None, **kwargs):
             kwargs.update(trainable=False, dtype="string")  # a saved config carries both
             super().__init__(**kwargs)
             self.do_lower_case = do_lower_case
             self.max_seq_length = max_seq_length
             self.tokenizer = None
-            if spm_model_file is not None:
-                self._use_model(spm_model_file)
+            if spm_model_file is not None or vocab_file is not None:
+                self._use_model(spm_model_file, vocab_file)
 
-        def _use_model(self, spm_model_file):
-            self.tokenizer = GraphTokenizer(str(spm_model_file), do_lower_case=self.do_lower_case)
+        def _use_model(self, spm_model_file=None, vocab_file=None):
+            self.tokenizer = make_graph_tokenizer(spm_model_file, vocab_file, self.do_lower_case)
+
+        @property
+        def wordpiece(self) -> bool:
+            return isinstance(self.tokenizer, GraphWordPieceTokenizer)
 
         def call(self, text_a, text_b=None):
             """Tokenizes (and packs, when max_seq_length is set) one or two string tensors."""
             if self.tokenizer is None:
-                raise ValueError(f"GraphTokenizerLayer {self.name!r} has no SentencePiece model: "
-                                 "pass spm_model_file, or load it from a .keras file")
+                raise ValueError(f"GraphTokenizerLayer {self.name!r} has no tokenizer: pass "
+                                 "spm_model_file or vocab_file, or load it from a .keras file")
             if self.max_seq_length is None:
                 return self.tokenizer.tokenize(text_a)
             return self.tokenizer.encode(text_a, text_b, self.max_seq_length)
@@ -325,13 +233,21 @@ if keras is not None:
             return config
 
         def save_assets(self, dir_path):
-            """Writes the SentencePiece model's bytes into the saved file's assets."""
+            """Writes the SentencePiece model's bytes (or the WordPiece vocabulary) into the
+            saved file's assets."""
             if self.tokenizer is None:
-                raise ValueError(f"GraphTokenizerLayer {self.name!r} has no SentencePiece model "
-                                 "to save")
-            fileio.write_bytes(fileio.join(dir_path, self.ASSET_NAME),
-                               self.tokenizer.model_proto)
+                raise ValueError(f"GraphTokenizerLayer {self.name!r} has no tokenizer to save")
+            if self.wordpiece:
+                fileio.write_text(fileio.join(dir_path, self.VOCAB_ASSET_NAME),
+                                  self.tokenizer.vocab_text)
+            else:
+                fileio.write_bytes(fileio.join(dir_path, self.ASSET_NAME),
+                                   self.tokenizer.model_proto)
 
         def load_assets(self, dir_path):
-            """Builds the tokenizer from the SentencePiece model saved by `save_assets`."""
-            self._use_model(fileio.join(dir_path, self.ASSET_NAME))
+            """Builds the tokenizer from the asset `save_assets` wrote."""
+            vocab = fileio.join(dir_path, self.VOCAB_ASSET_NAME)
+            if fileio.exists(vocab):
+                self._use_model(vocab_file=vocab)
+            else:
+                self._use_model(fileio.join(dir_path, self.ASSET_NAME))

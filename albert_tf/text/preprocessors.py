@@ -71,10 +71,10 @@ def choice_texts_graph(questions, options):
 
 class _Preprocessor(keras.layers.Layer):
     """Shared pieces: the tokenizer sublayer, the (x, y, sample_weight) calling convention and
-    the config (the SentencePiece model itself is the tokenizer's asset)."""
+    the config (the SentencePiece model or WordPiece vocabulary is the tokenizer's asset)."""
 
     def __init__(self, spm_model_file=None, sequence_length=128, do_lower_case=True,
-                 tokenizer=None, **kwargs):
+                 tokenizer=None, vocab_file=None, **kwargs):
         kwargs.update(trainable=False, dtype="string")
         super().__init__(**kwargs)
         if sequence_length < 4:
@@ -84,15 +84,15 @@ class _Preprocessor(keras.layers.Layer):
         if isinstance(tokenizer, dict):
             tokenizer = keras.saving.deserialize_keras_object(tokenizer)
         self.tokenizer = tokenizer or GraphTokenizerLayer(
-            spm_model_file, do_lower_case=do_lower_case, name="tokenizer")
+            spm_model_file, do_lower_case=do_lower_case, vocab_file=vocab_file, name="tokenizer")
         self.built = True
 
     @property
     def graph_tokenizer(self):
-        """The GraphTokenizer (ids, special ids, SentencePiece bytes)."""
+        """The in-graph tokenizer (ids, special ids; SentencePiece or WordPiece)."""
         if self.tokenizer.tokenizer is None:
-            raise ValueError(f"{type(self).__name__} {self.name!r} has no SentencePiece model: "
-                             "pass spm_model_file, or load it from a .keras file")
+            raise ValueError(f"{type(self).__name__} {self.name!r} has no tokenizer: pass "
+                             "spm_model_file or vocab_file, or load it from a .keras file")
         return self.tokenizer.tokenizer
 
     def _ids(self, strings):

@@ -2,6 +2,7 @@
 Chinese ALBERT releases instead of SentencePiece."""
 from __future__ import annotations
 
+import functools
 import unicodedata
 
 from albert_tf.text.preprocess import convert_to_unicode
@@ -34,6 +35,19 @@ _CJK_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700,
 def _is_cjk(cp: int) -> bool:
     """CJK Unified Ideographs blocks (BERT's definition of a Chinese character)."""
     return any(lo <= cp <= hi for lo, hi in _CJK_RANGES)
+
+
+@functools.cache
+def bert_codepoints(kind: str) -> tuple:
+    """Codepoints of BERT's BasicTokenizer classes (Google's tokenization.py, by Python's
+    unicodedata): "control" (dropped), "whitespace" (→ " "), "punctuation" (a token each),
+    "cjk" (a token each), "nonspacing" (category Mn, dropped after NFD when lowercasing)."""
+    test = {"control": lambda ch: ch in "\x00\ufffd" or _is_control(ch),
+            "whitespace": _is_whitespace,
+            "punctuation": _is_punctuation,
+            "cjk": lambda ch: _is_cjk(ord(ch)),
+            "nonspacing": lambda ch: unicodedata.category(ch) == "Mn"}[kind]
+    return tuple(cp for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF and test(chr(cp)))
 
 
 class BasicTokenizer:

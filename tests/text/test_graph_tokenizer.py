@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf.text import graph_tokenizer
-from albert_tf.text.graph_tokenizer import GraphTokenizer, GraphTokenizerLayer, overrides
+from albert_tf.text import graph_text
+from albert_tf.text.graph_text import overrides
+from albert_tf.text.graph_tokenizer import GraphTokenizer, GraphTokenizerLayer
 from albert_tf.text.tokenization import FullTokenizer, preprocess_text
 from repo_paths import FIXTURES
 from test_tokenization import comma_model
@@ -104,7 +105,7 @@ def test_preprocess_fast_paths_equal_the_unicode_path(remove_space, lower):
     assert got == g._preprocess_unicode(strings).numpy().tolist()
     assert got == [preprocess_text(t, remove_space=remove_space, lower=lower).encode("utf-8")
                    for t in texts]
-    fast = graph_tokenizer._matches(strings, g._clean_re).numpy().tolist()
+    fast = graph_text._matches(strings, g._clean_re).numpy().tolist()
     n_fast = len(clean) + (0 if remove_space else len(ascii_other))
     assert fast == [True] * n_fast + [False] * (len(texts) - n_fast)
     nested = tf.constant([texts[:4], texts[-4:]])  # any rank keeps its shape
@@ -207,5 +208,5 @@ def test_keras_layer_reloads_with_its_own_model(graph, tmp_path):
     np.testing.assert_array_equal(got["input_ids"], graph.encode(texts, None, 24)["input_ids"])
     cased = GraphTokenizer(MODEL, do_lower_case=False)(texts).to_list()
     assert got["cased_ids"].to_list() == cased != graph(texts).to_list()
-    with pytest.raises(ValueError, match="no SentencePiece model"):
+    with pytest.raises(ValueError, match="has no tokenizer"):
         GraphTokenizerLayer.from_config(loaded.get_layer("packed").get_config())(texts)

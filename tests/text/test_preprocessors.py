@@ -102,5 +102,5 @@ def test_bad_inputs_fail_with_one_clear_error():
         layer((["a"], ["b"], ["c"]))
     with pytest.raises(ValueError, match="sequence_length must be at least 4"):
         AlbertTextPreprocessor(SPM, sequence_length=2)
-    with pytest.raises(ValueError, match="no SentencePiece model"):
+    with pytest.raises(ValueError, match="has no tokenizer"):
         AlbertTextPreprocessor(None)(["text"])

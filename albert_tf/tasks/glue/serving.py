@@ -32,7 +32,8 @@ class TextClassifierModule(tf.Module):
 def export_text_classifier(model, task, export_dir) -> str:
     """Export a GLUE classifier with a raw-text `serving_default` signature (text_a[, text_b])."""
     encoder = task.encoder
-    tokenizer = serving.graph_tokenizer(encoder.spm_model_file, encoder.do_lower_case)
+    tokenizer = serving.graph_tokenizer(encoder.spm_model_file, encoder.do_lower_case,
+                                        encoder.vocab_file)
     pair = task.processor.has_text_b()
     module = TextClassifierModule(model, tokenizer, task.max_seq_length,
                                   task.processor.get_labels(), task.is_regression, pair)
