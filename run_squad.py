@@ -41,9 +41,10 @@ def main(argv):
     settings = SquadSettings(FLAGS.version_2_with_negative, FLAGS.max_seq_length, FLAGS.doc_stride,
                              FLAGS.max_query_length, FLAGS.n_best_size, FLAGS.max_answer_length,
                              FLAGS.start_n_top, FLAGS.end_n_top, FLAGS.do_lower_case)
-    tokenizer = FullTokenizer(spm_model_file=FLAGS.spm_model_file, do_lower_case=FLAGS.do_lower_case)
+    tokenizer = FullTokenizer(spm_model_file=FLAGS.spm_model_file, vocab_file=FLAGS.vocab_file,
+                              do_lower_case=FLAGS.do_lower_case)
     task = SquadTask(settings, tokenizer, FLAGS.spm_model_file, cache, FLAGS.train_file,
-                     FLAGS.predict_file)
+                     FLAGS.predict_file, vocab_file=FLAGS.vocab_file)
     if FLAGS.do_train and (FLAGS.train_step is None or FLAGS.warmup_step is None):
         _, n = task.records("train")  # Google: steps = features / batch × epochs
         steps = FLAGS.train_step or max(1, math.ceil(n / FLAGS.train_batch_size * FLAGS.num_train_epochs))

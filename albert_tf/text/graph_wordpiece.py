@@ -51,6 +51,7 @@ class GraphWordPieceTokenizer(PackingMixin, tf.Module):
         tokens = [py.inv_vocab[i] for i in range(py.vocab_size)]
         # the vocabulary's text, for saving with a model (a .keras file's asset)
         self.vocab_text = "".join(t + "\n" for t in tokens)
+        self._piece_chars = tf.constant([len(t) - 2 * t.startswith("##") for t in tokens], tf.int64)
         unk = py.inv_vocab[py.unk_id]
         self._wordpiece = tf_text.FastWordpieceTokenizer(
             vocab=tokens, suffix_indicator="##", unknown_token=unk, no_pretokenization=True,
@@ -84,11 +85,23 @@ class GraphWordPieceTokenizer(PackingMixin, tf.Module):
         """Ids of a string tensor: [batch] → ragged [batch, (pieces)]; a scalar → [pieces]."""
         strings = tf.convert_to_tensor(strings, dtype=tf.string)
         scalar = strings.shape.rank == 0
-        words = self.words(tf.reshape(strings, [-1]))
+        ids, _ = self.tokenize_with_counts(tf.reshape(strings, [-1]))
+        return ids[0] if scalar else ids
+
+    def tokenize_with_counts(self, strings):
+        """[batch] strings → (ids, counts), ragged [batch, (pieces)]: counts are the normalised
+        characters each piece covers (its length without "##"; an unknown word's length), what
+        SQuAD's offsets need (tasks/squad/graph_offsets.py)."""
+        words = self.words(strings)
         pieces = self._word_pieces(words.flat_values)
         ids = words.with_flat_values(pieces).merge_dims(1, 2)
-        ids = tf.cast(ids, tf.int32).with_row_splits_dtype(tf.int64)
-        return ids[0] if scalar else ids
+        unk = tf.equal(pieces.flat_values, self.unk_id)
+        word_len = tf.repeat(tf.strings.length(words.flat_values, unit="UTF8_CHAR"),
+                             pieces.row_lengths())
+        counts = tf.where(unk, tf.cast(word_len, tf.int64),
+                          tf.gather(self._piece_chars, pieces.flat_values))
+        return (tf.cast(ids, tf.int32).with_row_splits_dtype(tf.int64),
+                ids.with_flat_values(counts).with_row_splits_dtype(tf.int64))
 
     __call__ = tokenize
 

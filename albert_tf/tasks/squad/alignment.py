@@ -131,10 +131,13 @@ class ParagraphTokens:
 
 
 def tokenize_paragraph(paragraph: str, tokenizer, do_lower_case: bool = True) -> ParagraphTokens:
-    """Google's paragraph tokenization with an exact piece → original character map."""
+    """Google's paragraph tokenization with an exact piece → original character map (a
+    SentencePiece tokenizer, or a WordPiece one for the Chinese releases)."""
     from albert_tf.text import tokenization
 
     sp = tokenizer.sp_model
+    if sp is None:
+        return tokenize_paragraph_wordpiece(paragraph, tokenizer)
     pieces = tokenization.encode_pieces(
         sp, tokenization.preprocess_text(paragraph, lower=do_lower_case))
     ids = tuple(sp.PieceToId(p) for p in pieces)
@@ -179,3 +182,42 @@ def _piece_offsets(lo, hi, src_keep, pre_src, char_end, n_chars):
         else:
             prev = ends[t]
     return starts, ends
+
+
+def wordpiece_char_stream(text: str, do_lower_case: bool) -> List[int]:
+    """The original index of every non-space character BERT's basic tokenizer makes of
+    `text`, in order (its words are these characters, consecutive): dropped characters
+    (control, NUL, U+FFFD, nonspacing marks after NFD) give none, whitespace separates."""
+    from albert_tf.text import wordpiece
+    owners: List[int] = []
+    for i, ch in enumerate(text):
+        if ch in "\x00\ufffd" or wordpiece._is_control(ch) or wordpiece._is_whitespace(ch) \
+                or ch.isspace():
+            continue
+        out = ch
+        if do_lower_case:
+            out = "".join(c for c in unicodedata.normalize("NFD", ch.lower())
+                          if unicodedata.category(c) != "Mn")
+        owners += [i] * len(out)
+    return owners
+
+
+def tokenize_paragraph_wordpiece(paragraph: str, tokenizer) -> ParagraphTokens:
+    """A paragraph's WordPiece pieces with exact original offsets: BERT's words are runs of
+    the non-space characters its normalisation makes (one piece of a word covers as many of
+    them as it has characters without "##"; an unknown word is one piece over all of its)."""
+    basic, wp = tokenizer.basic_tokenizer, tokenizer.wordpiece_tokenizer
+    owners = wordpiece_char_stream(paragraph, basic.do_lower_case)
+    char_end = _char_ends(paragraph, owners)
+    pieces, lo, hi = [], [], []
+    pos = 0
+    for word in basic.tokenize(paragraph):
+        for piece in wp.tokenize(word):
+            n = len(word) if piece == wp.unk_token else len(piece) - 2 * piece.startswith("##")
+            pieces.append(piece)
+            lo.append(owners[pos])
+            hi.append(char_end[owners[pos + n - 1]])
+            pos += n
+    ids = tuple(tokenizer.convert_tokens_to_ids(pieces))
+    return ParagraphTokens(paragraph, tuple(pieces), ids, tuple(lo), tuple(hi), True, 1.0)
+

@@ -61,14 +61,15 @@ def cached_squad_records(cache_dir, input_file, spm_model_file, tokenizer, *, is
                          max_query_length: int, do_lower_case: bool = True, features=None):
     """(path, count) of a TFRecord file of the input file's features, built once per setting.
 
-    The cache key holds the input file's and the SentencePiece model's SHA-256 and every
+    The cache key holds the input file's and the tokenizer file's (SentencePiece model or
+    WordPiece vocabulary, `spm_model_file` either way) SHA-256 and every
     parameter above. ``features`` (built by the caller with the same settings) skips
     re-reading and re-converting when the file must be written.
     """
     from albert_tf.engine import records
 
     params = {"task": "squad", "input_file": records.file_fingerprint(input_file),
-              "spm_model": records.file_fingerprint(spm_model_file),
+              "tokenizer_file": records.file_fingerprint(spm_model_file),
               "is_training": bool(is_training), "version_2": bool(version_2_with_negative),
               "max_seq_length": max_seq_length, "doc_stride": doc_stride,
               "max_query_length": max_query_length, "do_lower_case": bool(do_lower_case)}

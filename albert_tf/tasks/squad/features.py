@@ -88,7 +88,6 @@ def _window_feature(unique_id, ex_index, span_index, spans, query_ids, para, tok
                     max_seq_length, gold, example, is_training):
     """The feature of one window: [CLS] q [SEP] doc [SEP] padded to max_seq_length."""
     doc_start, doc_len = spans[span_index]
-    sp = tokenizer.sp_model
     ids = [tokenizer.cls_id] + list(query_ids) + [tokenizer.sep_id]
     segment = [0] * len(ids)
     p_mask = [0] + [1] * (len(query_ids) + 1)
@@ -106,8 +105,8 @@ def _window_feature(unique_id, ex_index, span_index, spans, query_ids, para, tok
     pad = max_seq_length - len(ids)
     ids, mask = ids + [tokenizer.pad_id] * pad, mask + [0] * pad
     segment, p_mask = segment + [0] * pad, p_mask + [1] * pad
-    tokens = [sp.IdToPiece(i) for i in ids[:offset]] + list(
-        para.pieces[doc_start:doc_start + doc_len]) + [sp.IdToPiece(tokenizer.sep_id)]
+    tokens = tokenizer.convert_ids_to_tokens(ids[:offset]) + list(
+        para.pieces[doc_start:doc_start + doc_len]) + tokenizer.convert_ids_to_tokens([tokenizer.sep_id])
     start_pos = end_pos = 0
     impossible = bool(example.is_impossible)
     if is_training and not impossible:
@@ -120,6 +119,17 @@ def _window_feature(unique_id, ex_index, span_index, spans, query_ids, para, tok
                         to_orig, max_ctx, start_pos, end_pos, impossible, doc_len)
 
 
+def question_ids(tokenizer, text: str, do_lower_case: bool) -> list:
+    """A question's ids as Google's SQuAD code makes them: SentencePiece on preprocess_text
+    (ALBERT's squad_utils), or WordPiece on the raw text (BERT's run_squad, the Chinese
+    releases)."""
+    from albert_tf.text import tokenization
+    if tokenizer.sp_model is None:
+        return tokenizer.convert_tokens_to_ids(tokenizer.tokenize(text))
+    return tokenization.encode_ids(tokenizer.sp_model,
+                                   tokenization.preprocess_text(text, lower=do_lower_case))
+
+
 def convert_examples_to_features(examples: Sequence[SquadExample], tokenizer,
                                  max_seq_length: int, doc_stride: int, max_query_length: int,
                                  is_training: bool, do_lower_case: Optional[bool] = None,
@@ -130,8 +140,6 @@ def convert_examples_to_features(examples: Sequence[SquadExample], tokenizer,
     with counts: examples, features, inexact_alignments, alignment_failures (dropped),
     answer_offset_mismatches, unmapped_answers (dropped), impossible_windows.
     """
-    from albert_tf.text import tokenization
-
     if max_seq_length < max_query_length + 4:
         raise ValueError(f"max_seq_length {max_seq_length} leaves no room for the paragraph "
                          f"after a {max_query_length}-token query and 3 special tokens")
@@ -158,8 +166,7 @@ def convert_examples_to_features(examples: Sequence[SquadExample], tokenizer,
             gold = _gold_tokens(example, para, counts)
             if gold is None:
                 continue
-        query = tokenization.encode_ids(tokenizer.sp_model, tokenization.preprocess_text(
-            example.question_text, lower=do_lower_case))[:max_query_length]
+        query = question_ids(tokenizer, example.question_text, do_lower_case)[:max_query_length]
         spans = doc_spans(len(para), max_seq_length - len(query) - 3, doc_stride)
         for span_index in range(len(spans)):
             feature = _window_feature(unique_id, ex_index, span_index, spans, query, para,

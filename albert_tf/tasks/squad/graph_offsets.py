@@ -66,7 +66,6 @@ class PieceOffsets(tf.Module):
                         for c in t} or {" "})
         self._known = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
             tf.constant(known), tf.ones([len(known)], tf.int64)), 0)
-        self._ws = _ws_class()
 
     def __call__(self, strings):
         strings = tf.strings.unicode_transcode(strings, "UTF-8", "UTF-8", errors="ignore")
@@ -75,30 +74,19 @@ class PieceOffsets(tf.Module):
         return ids, ids.with_flat_values(starts), ids.with_flat_values(ends)
 
     def _offsets(self, strings, ids):
-        """Long because it is one pass over flat values: original characters → their non-space
-        preprocessed characters (with owner) → piece spans over them → original offsets."""
-        chars = tf.strings.unicode_split(strings, "UTF-8")  # [B, (n)]
-        c_row, c_start, n_chars = _rows(chars)
-        is_ws = tf.strings.regex_full_match(chars.flat_values, self._ws)
-        done = tf.where(is_ws, tf.fill(tf.shape(is_ws), ""),
-                        self.tokenizer.normalize(chars.flat_values))
-        # a character preprocessing drops (combining mark) belongs to the one before it
-        stopper = tf.logical_or(is_ws, tf.strings.length(done) > 0)
-        flat_pos = tf.range(tf.size(is_ws, tf.int64))
-        sentinels = c_start + n_chars
-        stops = tf.sort(tf.concat([tf.boolean_mask(flat_pos, stopper), sentinels], 0))
-        next_stop = tf.searchsorted(stops, flat_pos, side="right", out_type=tf.int64)
-        char_end = tf.gather(stops, next_stop) - tf.gather(c_start, c_row)  # exclusive, in row
-        # the non-space preprocessed characters, each with its original character
-        pre = tf.strings.unicode_split(done, "UTF-8")  # [chars, (pre)]
-        keep = tf.not_equal(pre.flat_values, " ")
-        owner = tf.boolean_mask(tf.gather(flat_pos, pre.value_rowids()), keep)  # flat char index
-        pre_chars = tf.boolean_mask(pre.flat_values, keep)
-        p_row = tf.gather(c_row, owner)
+        """The character stream, the SentencePiece pieces' counts over it, their spans."""
+        stream = char_stream(self.tokenizer, strings)
+        return piece_spans(ids, self._counts_of(ids, stream), stream)
+
+    def _counts_of(self, ids, stream):
+        """Non-space characters per piece: its text's length without "▁", and for the k-th
+        unknown piece of a row the length of that row's k-th run of unknown characters (a
+        run of characters no piece holds, which SentencePiece makes one unknown piece)."""
+        owner, p_row, pre_chars = stream["owner"], stream["p_row"], stream["pre_chars"]
         prev_owner = tf.concat([[-1], owner[:-1]], 0)
         within = tf.concat([[False], tf.equal(p_row[1:], p_row[:-1])], 0)
         # spaces before: whitespace characters, or a character NFKD turns into a space
-        space_src = is_ws | tf.strings.regex_full_match(done, "(?s).* .*")
+        space_src = stream["is_ws"] | tf.strings.regex_full_match(stream["done"], "(?s).* .*")
         before = tf.concat([[0], tf.cumsum(tf.cast(space_src, tf.int64))], 0)  # count below x
         space_before = tf.gather(before, owner) - tf.gather(before, prev_owner + 1) > 0
         unknown = tf.equal(self._known.lookup(pre_chars), 0)
@@ -108,10 +96,6 @@ class PieceOffsets(tf.Module):
         run_len = tf.math.unsorted_segment_sum(tf.cast(unknown, tf.int64), tf.maximum(run_id, 0),
                                                tf.maximum(tf.reduce_max(run_id) + 1, 1))
         run_row = tf.boolean_mask(p_row, run_start)
-        return self._piece_spans(ids, owner, p_row, char_end, c_start, n_chars, run_len, run_row)
-
-    def _piece_spans(self, ids, owner, p_row, char_end, c_start, n_chars, run_len, run_row):
-        """Original [start, end) of every piece, from its count of non-space characters."""
         t_row, t_start, _ = _rows(ids)
         flat = tf.cast(ids.flat_values, tf.int64)
         is_unk = tf.equal(flat, self.unk_id)
@@ -123,24 +107,80 @@ class PieceOffsets(tf.Module):
         run_idx = tf.clip_by_value(tf.gather(runs_before, t_row) + unk_k, 0,
                                    tf.maximum(tf.size(run_len, tf.int64) - 1, 0))
         unk_len = tf.gather(tf.concat([run_len, [1]], 0), run_idx)
-        counts = tf.where(is_unk, unk_len, tf.gather(self._counts, flat))
-        lo = _row_cumsum_exclusive(counts, t_row, t_start)
-        # kept characters of each row start at p_first[row]
-        p_first = tf.math.unsorted_segment_min(tf.range(tf.size(p_row, tf.int64)), p_row, n_rows)
-        last = tf.maximum(tf.size(owner, tf.int64) - 1, 0)
-        owner_pad = tf.concat([owner, [0]], 0)
-        lo_g = tf.clip_by_value(tf.gather(p_first, t_row) + lo, 0, last)
-        hi_g = tf.clip_by_value(tf.gather(p_first, t_row) + lo + counts - 1, 0, last)
-        row_base = tf.gather(c_start, t_row)
-        real_start = tf.gather(owner_pad, lo_g) - row_base
-        real_end = tf.gather(tf.concat([char_end, [0]], 0), tf.gather(owner_pad, hi_g))
-        real = counts > 0
-        # a piece of only "▁" starts where the next real piece starts, ends where the last ended
-        pos = tf.range(tf.size(flat, tf.int64))
-        keys = 2 * tf.boolean_mask(pos, real)
-        starts = _next_at_or_after(keys, tf.boolean_mask(real_start, real),
-                                   2 * (t_start + ids.row_lengths()) - 1,
-                                   tf.gather(n_chars, tf.range(n_rows)), 2 * pos, "left")
-        ends = _next_at_or_after(keys, tf.boolean_mask(real_end, real), 2 * t_start - 1,
-                                 tf.zeros_like(t_start), 2 * pos, "right")
-        return tf.cast(starts, tf.int32), tf.cast(ends, tf.int32)
+        return tf.where(is_unk, unk_len, tf.gather(self._counts, flat))
+
+
+class WordPieceOffsets(tf.Module):
+    """PieceOffsets for a GraphWordPieceTokenizer (the Chinese releases): every piece covers
+    as many of BERT's normalised non-space characters as it has characters without "##"; an
+    unknown word is one piece over all of its characters."""
+
+    def __init__(self, tokenizer, name=None):
+        super().__init__(name=name)
+        self.tokenizer = tokenizer
+
+    def __call__(self, strings):
+        strings = tf.strings.unicode_transcode(strings, "UTF-8", "UTF-8", errors="ignore")
+        ids, counts = self.tokenizer.tokenize_with_counts(strings)
+        starts, ends = piece_spans(ids, counts.flat_values, char_stream(self.tokenizer, strings))
+        return ids, ids.with_flat_values(starts), ids.with_flat_values(ends)
+
+
+def offsets_for(tokenizer):
+    """The offsets module of an in-graph tokenizer (SentencePiece or WordPiece)."""
+    if hasattr(tokenizer, "tokenize_with_counts"):
+        return WordPieceOffsets(tokenizer)
+    return PieceOffsets(tokenizer)
+
+
+def char_stream(tokenizer, strings) -> dict:
+    """Original characters → the non-space characters the tokenizer's per-character
+    normalisation makes of them, each with its owner (flat original character index), the
+    row of each, and each original character's end extended over the characters after it
+    that normalisation drops (combining marks)."""
+    chars = tf.strings.unicode_split(strings, "UTF-8")  # [B, (n)]
+    c_row, c_start, n_chars = _rows(chars)
+    is_ws = tf.strings.regex_full_match(chars.flat_values, _ws_class())
+    done = tf.where(is_ws, tf.fill(tf.shape(is_ws), ""), tokenizer.normalize(chars.flat_values))
+    # a character normalisation drops (combining mark) belongs to the one before it
+    stopper = tf.logical_or(is_ws, tf.strings.length(done) > 0)
+    flat_pos = tf.range(tf.size(is_ws, tf.int64))
+    sentinels = c_start + n_chars
+    stops = tf.sort(tf.concat([tf.boolean_mask(flat_pos, stopper), sentinels], 0))
+    next_stop = tf.searchsorted(stops, flat_pos, side="right", out_type=tf.int64)
+    char_end = tf.gather(stops, next_stop) - tf.gather(c_start, c_row)  # exclusive, in row
+    pre = tf.strings.unicode_split(done, "UTF-8")  # [chars, (pre)]
+    keep = tf.not_equal(pre.flat_values, " ")
+    owner = tf.boolean_mask(tf.gather(flat_pos, pre.value_rowids()), keep)  # flat char index
+    return {"owner": owner, "p_row": tf.gather(c_row, owner), "char_end": char_end,
+            "c_start": c_start, "n_chars": n_chars, "is_ws": is_ws, "done": done,
+            "pre_chars": tf.boolean_mask(pre.flat_values, keep)}
+
+
+def piece_spans(ids, counts, stream):
+    """Original [start, end) of every piece, from its count of non-space characters."""
+    owner, p_row, char_end = stream["owner"], stream["p_row"], stream["char_end"]
+    c_start, n_chars = stream["c_start"], stream["n_chars"]
+    t_row, t_start, _ = _rows(ids)
+    n_rows = tf.shape(t_start, out_type=tf.int64)[0]
+    lo = _row_cumsum_exclusive(counts, t_row, t_start)
+    # kept characters of each row start at p_first[row]
+    p_first = tf.math.unsorted_segment_min(tf.range(tf.size(p_row, tf.int64)), p_row, n_rows)
+    last = tf.maximum(tf.size(owner, tf.int64) - 1, 0)
+    owner_pad = tf.concat([owner, [0]], 0)
+    lo_g = tf.clip_by_value(tf.gather(p_first, t_row) + lo, 0, last)
+    hi_g = tf.clip_by_value(tf.gather(p_first, t_row) + lo + counts - 1, 0, last)
+    row_base = tf.gather(c_start, t_row)
+    real_start = tf.gather(owner_pad, lo_g) - row_base
+    real_end = tf.gather(tf.concat([char_end, [0]], 0), tf.gather(owner_pad, hi_g))
+    real = counts > 0
+    # a piece covering no character starts where the next real piece starts, ends where the
+    # last one ended
+    pos = tf.range(tf.size(counts, tf.int64))
+    keys = 2 * tf.boolean_mask(pos, real)
+    starts = _next_at_or_after(keys, tf.boolean_mask(real_start, real),
+                               2 * (t_start + ids.row_lengths()) - 1,
+                               tf.gather(n_chars, tf.range(n_rows)), 2 * pos, "left")
+    ends = _next_at_or_after(keys, tf.boolean_mask(real_end, real), 2 * t_start - 1,
+                             tf.zeros_like(t_start), 2 * pos, "right")
+    return tf.cast(starts, tf.int32), tf.cast(ends, tf.int32)

@@ -1,7 +1,7 @@
 """SQuAD SavedModel export whose serving signature takes raw strings (question, context) and
 gives the answer: the Python path (features.py windows, the model, postprocess.py's top
 answer) as one graph. Each context is tokenized with piece → character offsets
-(graph_offsets.PieceOffsets), cut into Google's doc-stride windows, every window is scored,
+(graph_offsets.PieceOffsets, or WordPieceOffsets), cut into Google's doc-stride windows, every window is scored,
 and the best valid span over all windows is picked with postprocess.py's rules: top-n starts
 × top-n ends (v1) or the start/end beam (v2), paragraph positions only, max-context start,
 end ≥ start, at most max_answer_length pieces, non-empty text, ties to the earlier candidate.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from albert_tf.tasks import serving
-from albert_tf.tasks.squad.graph_offsets import PieceOffsets
+from albert_tf.tasks.squad.graph_offsets import offsets_for
 
 NO_ANSWER_V1 = "empty"  # the Python path's text when no span is valid (Google's)
 NO_ANSWER_SCORE_V2 = -2e6  # its v2 entry: start and end log-probs of -1e6
@@ -141,7 +141,7 @@ class SquadModule(tf.Module):
     def __init__(self, model, tokenizer, settings):
         super().__init__(name="albert_squad")
         self.model, self.tokenizer, self.s = model, tokenizer, settings
-        self.offsets = PieceOffsets(tokenizer)
+        self.offsets = offsets_for(tokenizer)
         spec = tf.TensorSpec([None], tf.string)
         self.serve = tf.function(self._serve, input_signature=[spec, spec])
 
@@ -177,7 +177,7 @@ class SquadModule(tf.Module):
 
 def export_squad(model, task, export_dir) -> str:
     """Export a SQuAD model with a raw-text `serving_default` signature (question, context)."""
-    tokenizer = serving.graph_tokenizer(task.spm_model_file, task.s.do_lower_case)
+    tokenizer = serving.graph_tokenizer(task.spm_model_file, task.s.do_lower_case, task.vocab_file)
     module = SquadModule(model, tokenizer, task.s)
     outputs = ("`answer_text` [batch] string, `start_char`, `end_char` [batch] int32 (code "
                "points into the context; -1 without an answer), `score` [batch] float")

@@ -35,8 +35,10 @@ class SquadTask:
     best_metric = "f1"
 
     def __init__(self, settings: SquadSettings, tokenizer, spm_model_file, cache_dir,
-                 train_file: Optional[str] = None, predict_file: Optional[str] = None):
+                 train_file: Optional[str] = None, predict_file: Optional[str] = None,
+                 vocab_file: Optional[str] = None):
         self.s, self.tokenizer, self.spm_model_file = settings, tokenizer, spm_model_file
+        self.vocab_file = vocab_file  # a WordPiece vocabulary instead of spm_model_file
         self.cache_dir, self.train_file, self.predict_file = cache_dir, train_file, predict_file
         self.spec = squad.squad_feature_spec(settings.max_seq_length, is_training=True)
         self.predict_spec = squad.squad_feature_spec(settings.max_seq_length, is_training=False)
@@ -50,7 +52,8 @@ class SquadTask:
     def _cached(self, path, is_training, features=None):
         s = self.s
         return squad.cached_squad_records(
-            self.cache_dir, path, self.spm_model_file, self.tokenizer, is_training=is_training,
+            self.cache_dir, path, self.spm_model_file or self.vocab_file, self.tokenizer,
+            is_training=is_training,
             version_2_with_negative=s.version_2_with_negative, max_seq_length=s.max_seq_length,
             doc_stride=s.doc_stride, max_query_length=s.max_query_length,
             do_lower_case=s.do_lower_case, features=features)

@@ -7,7 +7,6 @@ from albert_tf.tasks.serving import check_export_flags
 
 def validate_squad(FLAGS):
     """run_squad.py's flags, including every length that must fit max_seq_length."""
-    v.require(FLAGS, "spm_model_file", why=": SQuAD maps pieces back to characters")
     if FLAGS.do_train:
         v.require(FLAGS, "train_file", why=" with --do_train")
         v.check_file("train_file", FLAGS.train_file, "SQuAD JSON file")
