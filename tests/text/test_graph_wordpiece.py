@@ -80,3 +80,21 @@ def test_packed_features_and_keras_file_round_trip(vocab, tmp_path):
     loaded = keras.saving.load_model(tmp_path / "m.keras")
     for k, v in loaded(texts).items():
         np.testing.assert_array_equal(v.numpy(), want[k].numpy())
+
+
+def test_python_and_graph_equal_googles_fulltokenizer(fixtures_dir):
+    """tests/data/fixtures/albert_zh/wordpiece_tokenization.jsonl: Google's own FullTokenizer
+    (albert-tensorflow 1.1, vocab_file mode) on mixed Chinese / English / digits / punctuation /
+    full-width / accented / control text, lowercased and cased."""
+    import json
+    folder = fixtures_dir / "albert_zh"
+    cases = [json.loads(line) for line in (folder / "wordpiece_tokenization.jsonl").open(encoding="utf-8")]
+    assert len(cases) == 40
+    texts = [c["text"] for c in cases]
+    for lower, suffix in ((True, ""), (False, "_cased")):
+        py = FullTokenizer(vocab_file=folder / "vocab.txt", do_lower_case=lower)
+        graph = GraphWordPieceTokenizer(str(folder / "vocab.txt"), do_lower_case=lower)
+        got = graph.tokenize(tf.constant(texts)).to_list()
+        for case, ids in zip(cases, got):
+            assert py.tokenize(case["text"]) == case["tokens" + suffix], case["text"]
+            assert ids == case["ids" + suffix], case["text"]
