@@ -12,7 +12,10 @@ from albert_tf.errors import InputError
 
 # Keys of Google's released albert_config.json files that its model never reads: accepted and
 # round-tripped through `extra`, so a converted config still equals the released one.
-KNOWN_UNUSED_KEYS = ("net_structure_type", "gap_size", "num_memory_blocks", "layers_to_keep")
+KNOWN_UNUSED_KEYS = ("net_structure_type", "gap_size", "num_memory_blocks", "layers_to_keep",
+                     # brightmart/albert_zh's configs: BERT's unused pooler keys, and ln_type
+                     "directionality", "pooler_fc_size", "pooler_num_attention_heads",
+                     "pooler_num_fc_layers", "pooler_size_per_head", "pooler_type", "ln_type")
 
 ACTIVATIONS = ("gelu", "gelu_new", "gelu_exact", "relu", "tanh", "linear")
 SHARING = ("all", "attention", "ffn", "none")
@@ -114,6 +117,8 @@ class AlbertConfig:
         extra.update(copy.deepcopy(d.get("extra", {})))
         for key in extra:
             _check_known_key(key, names)
+        if "ln_type" in extra:
+            known = _brightmart_layout(known, extra["ln_type"])
         return cls(**known, extra=extra)
 
     def to_dict(self) -> dict[str, Any]:
@@ -172,6 +177,18 @@ class AlbertConfig:
     @staticmethod
     def presets() -> list[str]:
         return sorted(PRESETS)
+
+
+def _brightmart_layout(known: dict, ln_type) -> dict:
+    """A brightmart/albert_zh config (it has `ln_type`): its layout is Google's with
+    embedding_size = hidden_size once the factorized word table is folded
+    (formats/albert_zh.py), so embedding_size reads as hidden_size. Its pre-LN variant
+    computes what Google's post-LN blocks cannot: refused."""
+    if ln_type != "postln":
+        raise InputError(f"AlbertConfig: ln_type {ln_type!r} (brightmart/albert_zh's pre-LN "
+                         "blocks, only in its withdrawn xlarge of 2019-10-07) is not supported: "
+                         "ALBERT's blocks are post-LN; use a release whose config says \"postln\"")
+    return {**known, "embedding_size": known.get("hidden_size", 4096)}
 
 
 def _check_known_key(key: str, names) -> None:

@@ -15,6 +15,7 @@ import tensorflow as tf
 
 from albert_tf import fileio
 from albert_tf.errors import InputError
+from albert_tf.formats import albert_zh
 from albert_tf.modeling.names import (  # noqa: F401  (re-exported: the converters' view)
     encoder_variable_map, original_variable_map)
 
@@ -46,8 +47,10 @@ class LoadReport:
 
 
 def resolve_checkpoint_path(path) -> str:
-    """Accept a checkpoint prefix, a directory (its latest checkpoint, or model.ckpt-best), or a
-    file of the checkpoint (`.index`, `.data-*`), on any filesystem (gs://, ram://, local)."""
+    """Accept a checkpoint prefix, a directory (its latest checkpoint, model.ckpt-best, or its
+    only checkpoint: brightmart's releases hold `albert_model.ckpt` beside a `checkpoint` file
+    naming another), or a file of the checkpoint (`.index`, `.data-*`), on any filesystem
+    (gs://, ram://, local)."""
     path = os.fspath(path)
     prefix = path
     for suffix in (".index", ".meta"):
@@ -58,12 +61,16 @@ def resolve_checkpoint_path(path) -> str:
         return prefix
     if fileio.is_folder(path):
         latest = tf.train.latest_checkpoint(path)
-        if latest:
+        if latest and fileio.exists(latest + ".index"):
             return latest
         best = fileio.join(path, "model.ckpt-best")
         if fileio.exists(best + ".index"):
             return best
-        raise FileNotFoundError(f"no TF checkpoint found in directory {path}")
+        only = [n for n in fileio.listdir(path) if n.endswith(".index")]
+        if len(only) == 1:
+            return fileio.join(path, only[0][:-len(".index")])
+        raise FileNotFoundError(f"no TF checkpoint found in directory {path}" + (
+            f" (it holds {len(only)}: name one)" if only else ""))
     raise FileNotFoundError(f"TF checkpoint not found: {prefix} (no {prefix}.index)")
 
 
@@ -79,6 +86,27 @@ def _name_prefix(shapes) -> str:
             n.startswith(_HUB_PREFIX) for n in shapes):
         return _HUB_PREFIX
     return ""
+
+
+def google_view(path, reader=None):
+    """A TF1 checkpoint's weights in Google's names: ({name: shape}, read(name), ignored).
+    TF-Hub exports lose their `module/` prefix, brightmart/albert_zh's own layout is renamed
+    and its word table folded (formats/albert_zh.py); optimizer slots and step counters are
+    `ignored`. A BERT checkpoint (per-layer scopes) is an InputError naming the layout."""
+    reader = reader or checkpoint_reader(path)
+    shapes = reader.get_variable_to_shape_map()
+    prefix = _name_prefix(shapes)
+    ignored = sorted(n for n in shapes if _OPTIMIZER_SLOT.search(n) or _NOT_WEIGHTS.search(n))
+    available = {n[len(prefix):]: n for n in shapes if n.startswith(prefix) and n not in ignored}
+    view = {n: tuple(shapes[s]) for n, s in available.items()}
+    read = lambda n: reader.get_tensor(available[n])  # noqa: E731
+    if albert_zh.is_bert(view):
+        raise InputError(f"checkpoint {path} is in BERT's layout (one scope per layer, e.g. "
+                         f"{next(n for n in sorted(view) if albert_zh.is_bert([n]))}), neither "
+                         "Google's ALBERT layout nor brightmart/albert_zh's: it is not an ALBERT")
+    if albert_zh.is_brightmart(view):
+        view, read = albert_zh.google_view(view, read)
+    return view, read, ignored
 
 
 def expected_encoder_shapes(config) -> dict:
@@ -118,17 +146,17 @@ def check_checkpoint_fits_config(config, ckpt_path, *, group0_fallback=False,
     when they are loaded. Reads only the checkpoint's index, not its values."""
     try:
         path = resolve_checkpoint_path(ckpt_path)
-        shapes = checkpoint_reader(path).get_variable_to_shape_map()
+        reader = checkpoint_reader(path)
     except (tf.errors.OpError, ValueError) as e:
         raise InputError(f"cannot read TF checkpoint {ckpt_path}: {e}") from None
-    if "_CHECKPOINTABLE_OBJECT_GRAPH" in shapes:
+    if "_CHECKPOINTABLE_OBJECT_GRAPH" in reader.get_variable_to_shape_map():
         return path
-    prefix = _name_prefix(shapes)
+    shapes, _, _ = google_view(path, reader)
     missing = []
     for name, shape in expected_encoder_shapes(config).items():
-        source = prefix + name
+        source = name
         if source not in shapes and group0_fallback:
-            source = prefix + _group0_name(name)
+            source = _group0_name(name)
         if source not in shapes:
             missing.append(name)
         elif list(shapes[source]) != list(shape):
@@ -163,12 +191,8 @@ def load_original_checkpoint(model, ckpt_path, *, require_encoder=True, group0_f
         reader = checkpoint_reader(path)
     except (tf.errors.OpError, ValueError) as e:
         raise InputError(f"cannot read TF checkpoint {path}: {e}") from None
-    shapes = reader.get_variable_to_shape_map()
-    prefix = _name_prefix(shapes)
-    ignored = sorted(n for n in shapes if _OPTIMIZER_SLOT.search(n) or _NOT_WEIGHTS.search(n))
-    available = {n[len(prefix):]: n for n in shapes if n.startswith(prefix) and n not in ignored}
-    return assign_google_named(model, {n: tuple(shapes[s]) for n, s in available.items()},
-                               lambda n: reader.get_tensor(available[n]), path, ignored=ignored,
+    shapes, read, ignored = google_view(path, reader)
+    return assign_google_named(model, shapes, read, path, ignored=ignored,
                                require_encoder=require_encoder, group0_fallback=group0_fallback)
 
 
