@@ -12,10 +12,11 @@ from albert_tf.errors import InputError
 
 # Keys of Google's released albert_config.json files that its model never reads: accepted and
 # round-tripped through `extra`, so a converted config still equals the released one.
-KNOWN_UNUSED_KEYS = ("net_structure_type", "gap_size", "num_memory_blocks", "layers_to_keep",
-                     # brightmart/albert_zh's configs: BERT's unused pooler keys, and ln_type
-                     "directionality", "pooler_fc_size", "pooler_num_attention_heads",
-                     "pooler_num_fc_layers", "pooler_size_per_head", "pooler_type", "ln_type")
+KNOWN_UNUSED_KEYS = ("net_structure_type", "gap_size", "num_memory_blocks", "layers_to_keep")
+# brightmart/albert_zh's configs: BERT's unused pooler keys, and ln_type (its layout, read in
+# _brightmart_layout); kept in `extra` the same way
+BRIGHTMART_KEYS = ("directionality", "pooler_fc_size", "pooler_num_attention_heads",
+                   "pooler_num_fc_layers", "pooler_size_per_head", "pooler_type", "ln_type")
 
 ACTIVATIONS = ("gelu", "gelu_new", "gelu_exact", "relu", "tanh", "linear")
 SHARING = ("all", "attention", "ffn", "none")
@@ -193,7 +194,7 @@ def _brightmart_layout(known: dict, ln_type) -> dict:
 
 def _check_known_key(key: str, names) -> None:
     """A key the model does not read must be one of Google's released-but-unused keys."""
-    if key in KNOWN_UNUSED_KEYS:
+    if key in KNOWN_UNUSED_KEYS or key in BRIGHTMART_KEYS:
         return
     close = difflib.get_close_matches(key, sorted(names) + list(KNOWN_UNUSED_KEYS), n=1)
     hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {sorted(names)}"

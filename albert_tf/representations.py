@@ -25,7 +25,7 @@ def load_pretrained(model_dir=None, *, albert_config_file=None, init_checkpoint=
     """(model, TextEncoder) of a model folder, or of a config + checkpoint + tokenizer given one
     by one (each overrides what the folder holds). A TF1 checkpoint gives an AlbertPretrainer."""
     from albert_tf.convert import read_model
-    from albert_tf.formats.common import find_spm_model
+    from albert_tf.formats.common import find_tokenizer
     from albert_tf.text.encoding import TextEncoder
     source = init_checkpoint or model_dir
     if source is None:
@@ -33,11 +33,7 @@ def load_pretrained(model_dir=None, *, albert_config_file=None, init_checkpoint=
     config_file = albert_config_file
     if config_file is None and model_dir and fileio.isfile(fileio.join(model_dir, "albert_config.json")):
         config_file = fileio.join(model_dir, "albert_config.json")
-    if not (spm_model_file or vocab_file):
-        spm_model_file = find_spm_model(model_dir)
-        if spm_model_file is None:
-            raise ValueError(f"no SentencePiece model in {model_dir}: give spm_model_file= "
-                             "(or vocab_file= for a WordPiece model)")
+    spm_model_file, vocab_file = find_tokenizer(model_dir, spm_model_file, vocab_file)
     model, _ = read_model(os.fspath(source), config_file)
     return model, TextEncoder.from_files(spm_model_file, vocab_file, do_lower_case)
 

@@ -56,6 +56,35 @@ def find_spm_model(folder) -> str | None:
     return None
 
 
+VOCAB_FILES = ("vocab_chinese.txt", "vocab.txt")  # Google's Chinese releases, brightmart's
+
+
+def find_vocab_file(folder) -> str | None:
+    """The WordPiece vocabulary inside a model folder (Google's Chinese or brightmart's
+    releases), or None."""
+    if folder is None or not fileio.isdir(folder):
+        return None
+    for name in VOCAB_FILES:
+        path = fileio.join(folder, name)
+        if fileio.isfile(path):
+            return path
+    return None
+
+
+def find_tokenizer(folder, spm_model_file=None, vocab_file=None):
+    """(spm_model_file, vocab_file) of a model: those given, else the folder's SentencePiece
+    model, else its WordPiece vocabulary; ValueError naming the folder when it has neither."""
+    if spm_model_file or vocab_file:
+        return spm_model_file, vocab_file
+    spm = find_spm_model(folder)
+    vocab = None if spm else find_vocab_file(folder)
+    if not (spm or vocab):
+        raise ValueError(f"no tokenizer in {folder}: no SentencePiece model ({', '.join(SPM_FILES)}) "
+                         f"and no WordPiece vocabulary ({', '.join(VOCAB_FILES)}); give "
+                         "spm_model_file= or vocab_file=")
+    return spm, vocab
+
+
 def copy_spm_model(spm_model_file, folder, name):
     """Copy the SentencePiece model to `folder/name`; a missing source file names the file."""
     if not fileio.isfile(spm_model_file):

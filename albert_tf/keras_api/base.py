@@ -14,21 +14,21 @@ from albert_tf.engine import optimization  # noqa: F401  (a compiled .keras file
 from albert_tf.errors import InputError
 from albert_tf.keras_api import data
 
-SPM_NAMES = ("30k-clean.model", "spiece.model", "spm.model")
 CONFIG_NAME = "albert_config.json"
 
 
-def _find_spm(folder, spm_model_file):
-    """The SentencePiece model: the one given, else the release folder's (30k-clean.model...)."""
-    if spm_model_file is not None:
-        if not fileio.isfile(spm_model_file):
-            raise InputError(f"spm_model_file {spm_model_file}: no such file")
-        return os.fspath(spm_model_file)
-    for name in SPM_NAMES:
-        if fileio.isfile(fileio.join(folder, name)):
-            return fileio.join(folder, name)
-    raise InputError(f"{folder}: no SentencePiece model ({', '.join(SPM_NAMES)}); pass "
-                     "spm_model_file")
+def _find_tokenizer(folder, spm_model_file, vocab_file):
+    """(spm_model_file, vocab_file): those given, else the release folder's SentencePiece model
+    (30k-clean.model...), else its WordPiece vocabulary (Google's Chinese releases)."""
+    from albert_tf.formats.common import find_tokenizer
+    for name, given in (("spm_model_file", spm_model_file), ("vocab_file", vocab_file)):
+        if given is not None and not fileio.isfile(given):
+            raise InputError(f"{name} {given}: no such file")
+    try:
+        spm, vocab = find_tokenizer(folder, spm_model_file, vocab_file)
+    except ValueError as e:
+        raise InputError(f"from_pretrained: {e}") from None
+    return (os.fspath(spm) if spm else None), (os.fspath(vocab) if vocab else None)
 
 
 def _find_config(folder, albert_config_file):
@@ -181,10 +181,11 @@ class TextTaskMixin:
 
     @classmethod
     def from_pretrained(cls, path, *, spm_model_file=None, albert_config_file=None,
-                        do_lower_case=True, preprocessor_args=None, **model_args):
+                        do_lower_case=True, preprocessor_args=None, vocab_file=None, **model_args):
         """A task model with its preprocessor from a Google release folder (albert_config.json,
-        model.ckpt-best, 30k-clean.model), a run's output_dir (its checkpoint; pass
-        albert_config_file / spm_model_file where it has none), or a `.keras` file."""
+        model.ckpt-best, 30k-clean.model; or vocab_chinese.txt / vocab.txt for the WordPiece
+        releases), a run's output_dir (its checkpoint; pass albert_config_file /
+        spm_model_file / vocab_file where it has none), or a `.keras` file."""
         from albert_tf.engine.init_checkpoint import init_from_checkpoint
         from albert_tf.formats.tf1 import resolve_checkpoint_path
         path = os.fspath(path)
@@ -193,10 +194,10 @@ class TextTaskMixin:
         if not fileio.isdir(path):
             raise InputError(f"from_pretrained: {path} is not a folder or a .keras file")
         config = _find_config(path, albert_config_file)
-        spm = _find_spm(path, spm_model_file)
+        spm, vocab = _find_tokenizer(path, spm_model_file, vocab_file)
         split = {k: model_args.pop(k) for k in cls.preprocessor_args if k in model_args}
-        preprocessor = cls.preprocessor_class(spm, do_lower_case=do_lower_case, **split,
-                                              **(preprocessor_args or {}))
+        preprocessor = cls.preprocessor_class(spm, do_lower_case=do_lower_case, vocab_file=vocab,
+                                              **split, **(preprocessor_args or {}))
         model = cls(config, preprocessor=preprocessor, **model_args)
         best = fileio.join(path, "model.ckpt-best")
         try:

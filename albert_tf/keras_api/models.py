@@ -150,12 +150,18 @@ class AlbertTextSpanExtractor(TextTaskMixin, AlbertSquadV1):
         return [{"question": _TEXT("question"), "context": _TEXT("context")}]
 
     def _tokenizer(self):
-        """A Python FullTokenizer on the preprocessor's SentencePiece bytes (for alignment)."""
+        """A Python FullTokenizer on the preprocessor's SentencePiece bytes or WordPiece
+        vocabulary (for alignment)."""
         if self._python_tokenizer is None:
             from albert_tf.text.tokenization import FullTokenizer
-            proto = self._require_preprocessor().graph_tokenizer.model_proto
-            with fileio.scratch_file(proto, "spm.model") as path:
-                self._python_tokenizer = FullTokenizer(spm_model_file=path)
+            graph = self._require_preprocessor().graph_tokenizer
+            if hasattr(graph, "vocab_text"):
+                with fileio.scratch_file(graph.vocab_text.encode("utf-8"), "vocab.txt") as path:
+                    self._python_tokenizer = FullTokenizer(vocab_file=path,
+                                                           do_lower_case=graph.do_lower_case)
+            else:
+                with fileio.scratch_file(graph.model_proto, "spm.model") as path:
+                    self._python_tokenizer = FullTokenizer(spm_model_file=path)
         return self._python_tokenizer
 
     def _best_span(self, start_logits, end_logits, offset, length):
