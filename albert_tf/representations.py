@@ -143,13 +143,14 @@ def _mask_ids(encoder, text) -> tuple:
 
 
 def fill_mask(model_or_folder, text: str, top_k: int = 5, *, spm_model_file=None,
-              encoder=None, do_lower_case=True):
+              encoder=None, do_lower_case=True, vocab_file=None):
     """The top_k pieces for the [MASK] in `text`, best first, each {"token", "id", "score"}
     (score: the masked-LM head's softmax probability). A text with several [MASK]s gives a list
     of such lists, one per mask, each predicted independently in one forward pass.
 
     `model_or_folder`: an AlbertPretrainer, or a model folder (loaded once, then cached);
-    a model needs `spm_model_file=` or `encoder=` (a TextEncoder) for its tokenizer."""
+    a model needs `spm_model_file=` (or `vocab_file=` for a WordPiece model) or `encoder=` (a
+    TextEncoder) for its tokenizer."""
     import tensorflow as tf
     if isinstance(model_or_folder, (str, os.PathLike)):
         model, folder_encoder = _cached_pretrained(fileio.abspath(model_or_folder), do_lower_case)
@@ -160,10 +161,10 @@ def fill_mask(model_or_folder, text: str, top_k: int = 5, *, spm_model_file=None
         raise ValueError(f"fill_mask needs a model with the masked-LM head (an AlbertPretrainer), "
                          f"not a {type(model).__name__}")
     if encoder is None:
-        if spm_model_file is None:
-            raise ValueError("fill_mask on a model needs spm_model_file= or encoder=")
+        if spm_model_file is None and vocab_file is None:
+            raise ValueError("fill_mask on a model needs spm_model_file=, vocab_file= or encoder=")
         from albert_tf.text.encoding import TextEncoder
-        encoder = TextEncoder.from_files(spm_model_file, do_lower_case=do_lower_case)
+        encoder = TextEncoder.from_files(spm_model_file, vocab_file, do_lower_case=do_lower_case)
     if top_k < 1:
         raise ValueError(f"top_k={top_k}: must be >= 1")
     ids, positions = _mask_ids(encoder, text)

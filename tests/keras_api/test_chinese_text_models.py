@@ -56,3 +56,17 @@ def test_extract_features_on_a_wordpiece_release(release, tmp_path):
         for row, text in zip(f["input_ids"], TEXTS):  # Google's WordPiece ids
             ids = [encoder.cls_id] + encoder.ids(text) + [encoder.sep_id]
             assert row.tolist() == ids + [0] * (24 - len(ids))
+
+
+def test_fill_mask_with_a_wordpiece_vocabulary(release):
+    """fill_mask on a brightmart release folder (its vocab.txt) and on a model with vocab_file=:
+    the MLM head's top pieces, named in the WordPiece vocabulary."""
+    from albert_tf import fill_mask
+    from albert_tf.representations import load_pretrained
+    top = fill_mask(str(release), "北京是中国的[MASK]都。", top_k=3)
+    model, _ = load_pretrained(release)
+    again = fill_mask(model, "北京是中国的[MASK]都。", top_k=3, vocab_file=release / "vocab.txt")
+    assert top == again and len(top) == 3
+    vocab = (release / "vocab.txt").read_text(encoding="utf-8").splitlines()
+    assert all(vocab[t["id"]] == t["token"] for t in top)
+    assert top[0]["score"] >= top[1]["score"] >= top[2]["score"]

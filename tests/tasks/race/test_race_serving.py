@@ -20,10 +20,15 @@ def test_choice_texts_graph_matches_python():
     assert [[s.decode() for s in row] for row in got] == want
 
 
-def test_race_saved_model_equals_python_path(fixtures_dir, data_dir, tmp_path):
+@pytest.mark.parametrize("tokenizer", ["sentencepiece", "wordpiece"])
+def test_race_saved_model_equals_python_path(fixtures_dir, data_dir, tmp_path, tokenizer):
+    """Both tokenizers in the graph: the SentencePiece model, or a WordPiece vocabulary (the
+    Chinese releases)."""
     max_qa_length = 8  # shorter than most question + option texts: the kept tail matters
-    spm = str(fixtures_dir / "spm.model")
-    encoder = TextEncoder.from_files(spm, do_lower_case=True)
+    if tokenizer == "sentencepiece":
+        encoder = TextEncoder.from_files(str(fixtures_dir / "spm.model"), do_lower_case=True)
+    else:
+        encoder = TextEncoder.from_files(vocab_file=str(fixtures_dir / "albert_zh" / "vocab.txt"))
     task = RaceTask(str(data_dir), encoder, 64, str(tmp_path / "cache"), max_qa_length)
     tiny = fixtures_dir / "albert_tiny"
     model = race_model_fn(AlbertConfig.from_json_file(tiny / "albert_config.json"))()
