@@ -4,6 +4,7 @@ files carry the tokenizer, and `from_pretrained` loads a release folder in one l
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import os
 
 import keras
@@ -47,6 +48,20 @@ class _AutoOptimizer:
     compile_kwargs: dict
 
 
+def _fitting_lengths(cls, given: dict, max_positions: int) -> dict:
+    """The preprocessor's lengths: those given, else its defaults, with a default
+    sequence_length cut to the model's max_position_embeddings (a release with 64 positions
+    gets 64, not 128) and the other default lengths (query, qa) cut in the same ratio."""
+    params = inspect.signature(cls.preprocessor_class).parameters
+    default = params["sequence_length"].default
+    out = dict(given)
+    out.setdefault("sequence_length", min(default, max_positions))
+    for name in cls.preprocessor_args:
+        if name not in out:
+            out[name] = max(1, params[name].default * out["sequence_length"] // default)
+    return out
+
+
 class TextTaskMixin:
     """Mixed in before a task model class (AlbertClassifier, ...): adds `preprocessor`.
 
@@ -62,6 +77,11 @@ class TextTaskMixin:
     def _set_preprocessor(self, preprocessor):
         if isinstance(preprocessor, dict):
             preprocessor = keras.saving.deserialize_keras_object(preprocessor)
+        limit = self.albert.config.max_position_embeddings
+        if preprocessor is not None and preprocessor.sequence_length > limit:
+            raise InputError(f"{type(self).__name__}: the preprocessor's sequence_length "
+                             f"{preprocessor.sequence_length} exceeds the model's "
+                             f"max_position_embeddings {limit}; use sequence_length <= {limit}")
         self.preprocessor = preprocessor
         self._auto_optimizer = None
         # the preprocessor pads every text to sequence_length: encode the real tokens only
@@ -196,6 +216,7 @@ class TextTaskMixin:
         config = _find_config(path, albert_config_file)
         spm, vocab = _find_tokenizer(path, spm_model_file, vocab_file)
         split = {k: model_args.pop(k) for k in cls.preprocessor_args if k in model_args}
+        split = _fitting_lengths(cls, split, config.max_position_embeddings)
         preprocessor = cls.preprocessor_class(spm, do_lower_case=do_lower_case, vocab_file=vocab,
                                               **split, **(preprocessor_args or {}))
         model = cls(config, preprocessor=preprocessor, **model_args)

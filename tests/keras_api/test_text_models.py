@@ -242,3 +242,22 @@ def test_strings_without_a_preprocessor_fail_clearly():
         model(tf.constant(["text"]))
     with pytest.raises(ValueError, match="raw text needs a preprocessor"):
         model.predict(["text"])
+
+
+@pytest.mark.parametrize("cls", ["AlbertTextClassifier", "AlbertTextMultipleChoice",
+                                 "AlbertTextSpanExtractor"])
+def test_default_lengths_fit_the_release_and_too_long_fails_at_construction(cls):
+    """albert_tiny has 64 positions: from_pretrained's default length is 64 (not 128 / 512 /
+    384), the other lengths cut in proportion, and the first fit works; an explicit length
+    over 64 fails when the model is built, in one line, not deep inside Keras."""
+    import albert_tf
+    from albert_tf.errors import InputError
+    model_cls = getattr(albert_tf, cls)
+    model = model_cls.from_pretrained(RELEASE)
+    assert model.preprocessor.sequence_length == 64
+    with pytest.raises(InputError, match="sequence_length 65 exceeds the model's max_position_embeddings 64") as err:
+        model_cls.from_pretrained(RELEASE, sequence_length=65)
+    assert "\n" not in str(err.value)
+    if cls == "AlbertTextClassifier":
+        model.compile()
+        model.fit(["a b c", "d e f"], np.array([0, 1]), epochs=1, batch_size=2, verbose=0)
