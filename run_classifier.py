@@ -24,6 +24,8 @@ define_finetuning_flags()
 def main(argv):
     del argv
     from albert_tf.engine import validation
+    from albert_tf.tasks.recipes import apply_recipe
+    apply_recipe(FLAGS, "run_classifier.py")  # before the checks: they see the recipe's values
     from albert_tf.tasks.glue.validate import (custom_processor, preload_glue,
                                                save_custom_labels, validate_classifier)
     # the strategy first: MultiWorkerMirroredStrategy must precede any other TF op

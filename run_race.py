@@ -16,6 +16,8 @@ define_finetuning_flags(learning_rate=1e-5, train_step=12000, warmup_step=1000,
 def main(argv):
     del argv
     from albert_tf.engine import validation
+    from albert_tf.tasks.recipes import apply_recipe
+    apply_recipe(FLAGS, "run_race.py")  # before the checks: they see the recipe's values
     from albert_tf.tasks.race.validate import preload_race, validate_race
     # the strategy first: MultiWorkerMirroredStrategy must precede any other TF op
     strategy = validation.strategy_from_flags(FLAGS, "train_batch_size")

@@ -28,6 +28,8 @@ define_finetuning_flags(max_seq_length=384, train_batch_size=32, learning_rate=5
 def main(argv):
     del argv
     from albert_tf.engine import validation
+    from albert_tf.tasks.recipes import apply_recipe
+    apply_recipe(FLAGS, "run_squad.py")  # before the checks: they see the recipe's values
     from albert_tf.tasks.squad.validate import preload_squad, validate_squad
     # the strategy first: MultiWorkerMirroredStrategy must precede any other TF op
     strategy = validation.strategy_from_flags(FLAGS, "train_batch_size")

@@ -133,6 +133,11 @@ def classifier_cases(f):
     own = {"task_name": "custom"}
     return [
         ("unknown_task", {"task_name": "sst2"}, "did you mean 'sst-2'"),
+        ("unknown_recipe", {"recipe": "mnlii"}, "--recipe=mnlii: unknown; use one of cola"),
+        ("recipe_of_another_driver", {"recipe": "squad_v2"}, "--recipe=squad_v2 is for run_squad.py"),
+        ("recipe_of_another_task", {"recipe": "cola"}, "not of --task_name=SST-2; use --recipe=sst-2"),
+        ("recipe_warmup_over_explicit_steps", {"recipe": "sst-2"},  # the base's --train_step wins
+         "--warmup_step=1256 exceeds --train_step=2"),
         ("no_data_dir", {"data_dir": None}, "--data_dir is required"),
         ("data_dir_missing", {"data_dir": d / "nowhere"}, "--data_dir"),
         ("config_missing", {"albert_config_file": d / "none.json"}, "--albert_config_file"),

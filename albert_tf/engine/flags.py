@@ -23,7 +23,8 @@ def define_finetuning_flags(**defaults):
     flags.DEFINE_string("cached_dir", None, "Where feature TFRecords are cached (default: output_dir).")
     flags.DEFINE_string("export_dir", None, "Write a SavedModel that takes raw text to a new "
                         "version folder export_dir/<unix seconds> (TF Serving's layout; needs "
-                        "--spm_model_file; albert_tf.load_saved_model(export_dir) loads the newest).")
+                        "--spm_model_file or --vocab_file; albert_tf.load_saved_model(export_dir) "
+                        "loads the newest).")
     flags.DEFINE_bool("do_lower_case", d["do_lower_case"], "Lowercase the input text.")
     flags.DEFINE_integer("max_seq_length", d["max_seq_length"], "Total input length in pieces.")
     flags.DEFINE_bool("do_train", d.get("do_train", False), "Whether to train.")
@@ -43,6 +44,14 @@ def define_finetuning_flags(**defaults):
                          "Steps per host loop (Keras steps_per_execution).")
     flags.DEFINE_integer("log_every_steps", 100, "Steps between steps/s log lines.")
     flags.DEFINE_integer("seed", 12345, "Seed of the training-data shuffle.")
+    flags.DEFINE_string("recipe", None,
+                        "A task's published fine-tuning hyperparameters (the ALBERT paper's Table "
+                        "14: learning rate, batch size, steps, warmup, sequence length, dropouts; "
+                        "docs/training.md), e.g. mnli, squad_v2, race; flags given explicitly win, "
+                        "and the values used are logged.")
+    flags.DEFINE_float("albert_dropout_prob", None,
+                       "The encoder's dropout (hidden and attention; the paper's \"ALBERT DR\"), "
+                       "instead of the config's.")
     flags.DEFINE_bool("bucket_by_length", True,
                       "Cut each batch to the smallest of a fixed set of lengths (16, 32, 48, 64, 96, ... "
                       "max_seq_length) that holds its records; --nobucket_by_length keeps "

@@ -172,10 +172,15 @@ def load_config(flag, path):
 
 def config_from_flags(FLAGS, flag="albert_config_file"):
     """The AlbertConfig of --albert_config_file with the drivers' model options applied
-    (--recompute_grad)."""
+    (--recompute_grad, --albert_dropout_prob)."""
     config = load_config(flag, FLAGS[flag].value)
     if flag_value(FLAGS, "recompute_grad"):
         config = config.replace(recompute_grad=True)
+    dropout = flag_value(FLAGS, "albert_dropout_prob")
+    if dropout is not None:
+        if not 0 <= dropout < 1:
+            raise InputError(f"--albert_dropout_prob={dropout}: must be in [0, 1)")
+        config = config.replace(hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout)
     return config
 
 
