@@ -21,6 +21,7 @@ _EXPORTS = {
     "AlbertModel": "albert_tf.modeling.models",
     "AlbertPretrainer": "albert_tf.modeling.models",
     "AlbertClassifier": "albert_tf.modeling.tasks",
+    "AlbertTokenClassifier": "albert_tf.modeling.tasks",
     "AlbertMultipleChoice": "albert_tf.modeling.tasks",
     "AlbertSquadV1": "albert_tf.modeling.squad",
     "AlbertSquadV2": "albert_tf.modeling.squad",

@@ -86,10 +86,17 @@ def _from_hf(google_name, value):
 def _architecture(model):
     """(transformers architecture, extra config keys) of an albert_tf model."""
     from albert_tf.modeling.models import AlbertModel, AlbertPretrainer
-    from albert_tf.modeling.tasks import AlbertClassifier, AlbertMultipleChoice
+    from albert_tf.modeling.tasks import (AlbertClassifier, AlbertMultipleChoice,
+                                          AlbertTokenClassifier)
     from albert_tf.modeling.squad import AlbertSquadV1
     if isinstance(model, AlbertPretrainer):
         return "AlbertForPreTraining", {}
+    if isinstance(model, AlbertTokenClassifier):
+        labels = getattr(model, "label_names", None) or [f"LABEL_{i}" for i in range(model.num_labels)]
+        return "AlbertForTokenClassification", {
+            "id2label": {str(i): name for i, name in enumerate(labels)},
+            "label2id": {name: i for i, name in enumerate(labels)},
+            "classifier_dropout_prob": model.dropout_prob}
     if isinstance(model, AlbertClassifier):
         extra = {"id2label": {str(i): f"LABEL_{i}" for i in range(model.num_labels)},
                  "label2id": {f"LABEL_{i}": i for i in range(model.num_labels)},
@@ -156,7 +163,8 @@ def _num_labels(data):
 def model_for_hf_config(data: dict, config):
     """The albert_tf model matching config.json's `architectures` (AlbertModel if none fits)."""
     from albert_tf.modeling.models import AlbertModel, AlbertPretrainer
-    from albert_tf.modeling.tasks import AlbertClassifier, AlbertMultipleChoice
+    from albert_tf.modeling.tasks import (AlbertClassifier, AlbertMultipleChoice,
+                                          AlbertTokenClassifier)
     from albert_tf.modeling.squad import AlbertSquadV1
     arch = (data.get("architectures") or ["AlbertModel"])[0]
     dropout = data.get("classifier_dropout_prob", 0.1)
@@ -168,6 +176,10 @@ def model_for_hf_config(data: dict, config):
         return AlbertClassifier(config, n, dropout_prob=dropout, is_regression=regression)
     if arch == "AlbertForMultipleChoice":
         return AlbertMultipleChoice(config, dropout_prob=dropout)
+    if arch == "AlbertForTokenClassification":
+        n = _num_labels(data)
+        names = [data["id2label"][str(i)] for i in range(n)] if data.get("id2label") else None
+        return AlbertTokenClassifier(config, n, dropout_prob=dropout, label_names=names)
     if arch == "AlbertForQuestionAnswering" and _num_labels(data) == 2:
         return AlbertSquadV1(config)
     return AlbertModel(config)

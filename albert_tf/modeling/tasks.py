@@ -135,3 +135,60 @@ class AlbertMultipleChoice(_PooledTaskModel):
     def _per_example(self, features, labels, outputs):
         return softmax_nll_and_correct(outputs["logits"], ops.reshape(_labels(features, labels), (-1,)))
 
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class AlbertTokenClassifier(_PooledTaskModel):
+    """One label per token (NER): sequence output → dropout → logits [B, T, num_labels] with
+    the root-scope `output_weights` [C,H] / `output_bias` [C] of Google's BERT NER recipes.
+    The loss (softmax cross-entropy) and accuracy count only the positions whose
+    `label_weights` is 1, the first piece of each word; outputs `logits` / `probabilities`.
+
+    >>> import numpy as np
+    >>> from albert_tf import AlbertConfig
+    >>> config = AlbertConfig(vocab_size=100, embedding_size=8, hidden_size=16,
+    ...                       num_hidden_layers=2, num_attention_heads=2, intermediate_size=32)
+    >>> model = AlbertTokenClassifier(config, num_labels=5)
+    >>> tuple(model({"input_ids": np.ones((2, 8), "int32")})["logits"].shape)
+    (2, 8, 5)
+    """
+
+    _config_args = ("num_labels", "dropout_prob", "label_names")
+
+    def __init__(self, config, num_labels, dropout_prob=0.1, label_names=None, **kwargs):
+        kwargs.setdefault("name", "albert_token_classifier")
+        super().__init__(config, num_labels, dropout_prob, **kwargs)
+        self.num_labels = num_labels
+        if label_names is not None and len(label_names) != num_labels:
+            raise ValueError(f"{len(label_names)} label_names for num_labels={num_labels}")
+        self.label_names = None if label_names is None else list(label_names)
+        self.accuracy_metric = keras.metrics.Mean(name="accuracy")
+        self.built = True
+
+    def call(self, inputs, training=None):
+        sequence = self.albert(inputs, training=training)["sequence_output"]
+        logits = self.classifier(sequence, training=training)
+        return {"logits": logits, "probabilities": ops.softmax(logits, axis=-1)}
+
+    def _token_terms(self, features, labels, outputs):
+        """(nll, correct, weight) per token, flattened: weight is label_weights (first pieces)
+        times the example's is_real_example."""
+        logits = ops.cast(outputs["logits"], "float32")
+        labels = ops.cast(_labels(features, labels), "int32")
+        n, t = ops.shape(logits)[0], ops.shape(logits)[1]
+        labels = labels[:, :t]  # a bucketed batch: the labels' length may exceed the logits'
+        w = features.get("label_weights") if isinstance(features, dict) else None
+        w = ops.ones((n, t), "float32") if w is None else ops.cast(w[:, :t], "float32")
+        w = w * ops.reshape(_example_weights(features, n), (-1, 1))
+        nll, correct = softmax_nll_and_correct(ops.reshape(logits, (n * t, -1)),
+                                               ops.reshape(labels, (-1,)))
+        return nll, correct, ops.reshape(w, (-1,))
+
+    def task_loss(self, features, labels, outputs):
+        """Mean cross-entropy over the labelled positions of the global batch."""
+        nll, _, w = self._token_terms(features, labels, outputs)
+        return replica_mean(ops.sum(w * nll), ops.sum(w))
+
+    def update_task_metrics(self, features, labels, outputs):
+        _, correct, w = self._token_terms(features, labels, outputs)
+        self.accuracy_metric.update_state(correct, w)

@@ -8,6 +8,7 @@ import pytest
 from safetensors.numpy import load_file, save_file
 
 from albert_tf import (AlbertClassifier, AlbertConfig, AlbertModel, AlbertMultipleChoice,
+                       AlbertTokenClassifier,
                        AlbertPretrainer, AlbertSquadV1, AlbertSquadV2, export_huggingface,
                        load_huggingface)
 
@@ -93,13 +94,17 @@ def _randomize(model, seed=0):
     ("classifier", "AlbertForSequenceClassification", {"classifier.weight": (3, 32)}),
     ("regression", "AlbertForSequenceClassification", {"classifier.weight": (1, 32)}),
     ("multiple_choice", "AlbertForMultipleChoice", {"classifier.weight": (1, 32)}),
-    ("squad_v1", "AlbertForQuestionAnswering", {"qa_outputs.weight": (2, 32)})])
+    ("squad_v1", "AlbertForQuestionAnswering", {"qa_outputs.weight": (2, 32)}),
+    ("token", "AlbertForTokenClassification", {"classifier.weight": (5, 32)})])
 def test_task_heads_both_ways(kind, arch, head, tmp_path, tiny_pretrainer):
     c = tiny_pretrainer.config
     model = _randomize({"classifier": lambda: AlbertClassifier(c, 3),
                         "regression": lambda: AlbertClassifier(c, 1, is_regression=True),
                         "multiple_choice": lambda: AlbertMultipleChoice(c, num_choices=4),
-                        "squad_v1": lambda: AlbertSquadV1(c)}[kind]())
+                        "squad_v1": lambda: AlbertSquadV1(c),
+                        # NER label names travel as transformers' id2label
+                        "token": lambda: AlbertTokenClassifier(
+                            c, 5, label_names=["O", "B-LOC", "I-LOC", "B-PER", "I-PER"])}[kind]())
     export_huggingface(model, tmp_path)
     assert json.loads((tmp_path / "config.json").read_text())["architectures"] == [arch]
     tensors = load_file(str(tmp_path / "model.safetensors"))
@@ -107,6 +112,7 @@ def test_task_heads_both_ways(kind, arch, head, tmp_path, tiny_pretrainer):
     back, report = load_huggingface(tmp_path)
     assert type(back) is type(model) and report.missing == [] and report.unused == []
     assert getattr(back, "is_regression", None) == getattr(model, "is_regression", None)
+    assert getattr(back, "label_names", None) == getattr(model, "label_names", None)
     for a, b in zip(model.weights, back.weights):
         np.testing.assert_array_equal(a, b)
 
@@ -196,7 +202,7 @@ def test_sharded_folder_and_unknown_head(exported, tmp_path):
     (tmp_path / "model.safetensors.index.json").write_text(json.dumps(
         {"weight_map": {n: shard for shard, part in shards.items() for n in part}}))
     config = json.loads((exported[0] / "config.json").read_text())
-    config["architectures"] = ["AlbertForTokenClassification"]
+    config["architectures"] = ["AlbertForSomethingNew"]  # a head albert_tf has no class for
     (tmp_path / "config.json").write_text(json.dumps(config))
     model, report = load_huggingface(tmp_path)
     assert isinstance(model, AlbertModel) and len(report.loaded) == 25 and report.missing == []

@@ -1,0 +1,224 @@
+"""Token classification (NER) on the shared fine-tuning machinery: CoNLL files → records with a
+label on the first piece of each word (Google's BERT NER recipes), evaluation with entity-level
+precision / recall / F1 as seqeval computes them, per-word prediction files.
+
+A sentence longer than max_seq_length pieces is cut after its last whole word that fits; the
+words past the cut (and a word with no pieces) are predicted "O", and count in the metrics as
+such (the gold file is scored whole)."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import List, Optional, Sequence
+
+import numpy as np
+from absl import logging
+
+from albert_tf import fileio
+from albert_tf.engine import finetuning
+from albert_tf.engine.records import cached_records, file_fingerprint
+from albert_tf.errors import InputError
+from albert_tf.tasks.ner import conll, metrics
+from albert_tf.text.encoding import TextEncoder
+
+LABELS_FILE = "labels.json"  # the label list and tag scheme of a run, beside its checkpoints
+PREDICTIONS_FILE = "test_predictions.txt"
+SPLIT_FILES = {"train": ("train.txt",), "dev": ("dev.txt", "valid.txt"), "test": ("test.txt",)}
+TOKEN_OUTPUTS = ("logits", "probabilities")
+
+
+def ner_feature_spec(max_seq_length: int) -> dict:
+    """Records: ids / mask / segments, the label of each word's first piece and its weight
+    (1 there, 0 elsewhere) [L], is_real_example."""
+    L = max_seq_length
+    return {"input_ids": ("int64", L), "input_mask": ("int64", L), "segment_ids": ("int64", L),
+            "label_ids": ("int64", L), "label_weights": ("int64", L),
+            "is_real_example": ("int64", 1)}
+
+
+def encode_sentence(words: Sequence[str], labels: Optional[Sequence[str]], label_map: dict,
+                    encoder: TextEncoder, max_seq_length: int):
+    """(record, positions): [CLS] pieces of each word [SEP], padded; positions[i] is the
+    index of word i's first piece, -1 for a word with no pieces or past the cut.
+
+    >>> class Pieces:  # a stand-in tokenizer: one piece per letter
+    ...     cls_id, sep_id, pad_id = 2, 3, 0
+    ...     def ids(self, word): return [10 + ord(c) - ord("a") for c in word]
+    >>> record, positions = encode_sentence(["ab", "c"], ["B-X", "O"], {"O": 0, "B-X": 1},
+    ...                                     Pieces(), 6)
+    >>> record["input_ids"], record["label_ids"], record["label_weights"], positions
+    ([2, 10, 11, 12, 3, 0], [0, 1, 0, 0, 0, 0], [0, 1, 0, 1, 0, 0], [1, 3])
+    """
+    ids, label_ids, weights, positions = [encoder.cls_id], [0], [0], []
+    cut = False  # a word did not fit: it and every word after it are cut
+    for i, word in enumerate(words):
+        pieces = [] if cut else encoder.ids(word)
+        cut = cut or len(ids) + len(pieces) > max_seq_length - 1
+        if cut or not pieces:
+            positions.append(-1)
+            continue
+        positions.append(len(ids))
+        ids += pieces
+        label_ids += [label_map[labels[i]] if labels is not None else 0] + [0] * (len(pieces) - 1)
+        weights += [1] + [0] * (len(pieces) - 1)
+    ids.append(encoder.sep_id)
+    label_ids.append(0)
+    weights.append(0)
+    pad = max_seq_length - len(ids)
+    record = {"input_ids": ids + [encoder.pad_id] * pad, "input_mask": [1] * len(ids) + [0] * pad,
+              "segment_ids": [0] * max_seq_length, "label_ids": label_ids + [0] * pad,
+              "label_weights": weights + [0] * pad, "is_real_example": 1}
+    return record, positions
+
+
+@dataclasses.dataclass
+class NerFiles:
+    """The CoNLL file of each split ("train", "dev", "test"); None where there is none."""
+    train: Optional[str] = None
+    dev: Optional[str] = None
+    test: Optional[str] = None
+
+    @classmethod
+    def find(cls, data_dir=None, **given) -> "NerFiles":
+        """Given files win; else data_dir/train.txt, dev.txt (or valid.txt), test.txt."""
+        found = {}
+        for split, names in SPLIT_FILES.items():
+            path = given.get(split)
+            if path is None and data_dir:
+                path = next((fileio.join(data_dir, n) for n in names
+                             if fileio.isfile(fileio.join(data_dir, n))), None)
+            found[split] = path
+        return cls(**found)
+
+
+class NerTask:
+    """One NER dataset: its sentences per split, labels and scheme, records, metrics, files."""
+
+    best_metric = "f1"
+
+    def __init__(self, files: NerFiles, encoder: TextEncoder, max_seq_length: int, cache_dir,
+                 labels: Optional[List[str]] = None, scheme: Optional[str] = None):
+        self.files, self.encoder = files, encoder
+        self.max_seq_length, self.cache_dir = max_seq_length, cache_dir
+        self.spec = ner_feature_spec(max_seq_length)
+        self._sentences = {}
+        if labels is None:
+            if files.train is None:
+                raise InputError("NER: no train file to read the labels from; pass the label list")
+            train = self.sentences("train")
+            labels = conll.label_list(train)
+            scheme = scheme or conll.label_scheme(labels)
+        self.labels = list(labels)
+        self.scheme = scheme or conll.label_scheme(self.labels)
+        self.label_map = {label: i for i, label in enumerate(self.labels)}
+
+    def sentences(self, split) -> List[conll.Sentence]:
+        """The sentences of a split, read once (a test file may have no labels)."""
+        if split not in self._sentences:
+            path = getattr(self.files, split)
+            if path is None:
+                raise InputError(f"NER: no {split} file (give --{split}_file or put "
+                                 f"{' or '.join(SPLIT_FILES[split])} in --data_dir)")
+            self._sentences[split] = conll.read_conll(path, labeled=True if split != "test" else None)
+        return self._sentences[split]
+
+    def check_labels(self, split) -> None:
+        """Tags in the scheme, and no label outside the label set (InputError naming file,
+        line and the set)."""
+        sentences = self.sentences(split)
+        path = getattr(self.files, split)
+        conll.check_tags(sentences, self.scheme, path)
+        for s in sentences:
+            for label, line in zip(s.labels or (), s.lines):
+                if label not in self.label_map:
+                    raise InputError(f"{path}, line {line}: label {label!r} is not in the label "
+                                     f"set {self.labels} (from the train file or the run's "
+                                     f"{LABELS_FILE})")
+
+    def _encoded(self, split):
+        sentences = self.sentences(split)
+        return [encode_sentence(s.words, s.labels, self.label_map, self.encoder,
+                                self.max_seq_length) for s in sentences]
+
+    def records(self, split):
+        """(path, count) of the cached records of a split; keyed by everything that changes them."""
+        path = getattr(self.files, split)
+        params = {"task": "ner", "split": split, "file": file_fingerprint(path),
+                  "max_seq_length": self.max_seq_length, "labels": self.labels,
+                  **self.encoder.fingerprint()}
+        make = lambda: (record for record, _ in self._encoded(split))  # noqa: E731
+        return cached_records(self.cache_dir, f"ner_{split}", params, self.spec, make)
+
+    def predict_labels(self, model, split, batch_size):
+        """(predicted label sequences, per-word probabilities of the gold label or None)."""
+        path, n = self.records(split)
+        out = finetuning.predict_records(model, path, self.spec, n, batch_size,
+                                         seq_length=self.max_seq_length, token_outputs=TOKEN_OUTPUTS)
+        preds = []
+        for i, (_, positions) in enumerate(self._encoded(split)):
+            best = np.argmax(out["logits"][i], axis=-1)
+            preds.append([self.labels[best[p]] if p >= 0 else "O" for p in positions])
+        cut = sum(p < 0 for _, pos in self._encoded(split) for p in pos)
+        if cut:
+            logging.warning("NER %s: %d words past max_seq_length %d (or without pieces) are "
+                            "predicted O", split, cut, self.max_seq_length)
+        return preds, out
+
+    def _scores(self, gold, preds) -> dict:
+        scores = metrics.entity_scores(gold, preds, self.scheme)
+        words = [(g == p) for gs, ps in zip(gold, preds) for g, p in zip(gs, ps)]
+        return {"f1": scores["f1"], "precision": scores["precision"], "recall": scores["recall"],
+                "accuracy": float(np.mean(words)), "entities": scores["support"],
+                **{f"{t}_f1": v["f1"] for t, v in scores["per_type"].items()}}
+
+    def evaluate(self, model, batch_size) -> dict:
+        """Dev entity-level precision / recall / F1 (micro, seqeval's), word accuracy, per-type
+        F1, and the mean cross-entropy of the gold label at each word's first piece."""
+        preds, out = self.predict_labels(model, "dev", batch_size)
+        gold = [list(s.labels) for s in self.sentences("dev")]
+        results = self._scores(gold, preds)
+        nll = [-np.log(max(out["probabilities"][i][p][self.label_map[g]], 1e-12))
+               for i, ((_, pos), gs) in enumerate(zip(self._encoded("dev"), gold))
+               for p, g in zip(pos, gs) if p >= 0]
+        results["loss"] = float(np.mean(nll)) if nll else 0.0
+        return results
+
+    def write_predictions(self, model, output_dir, batch_size) -> list:
+        """test_predictions.txt: `word predicted` per line (`word gold predicted` when the test
+        file has labels, conlleval's layout), a blank line between sentences; with labels also
+        test_results.txt with the metrics."""
+        preds, _ = self.predict_labels(model, "test", batch_size)
+        sentences = self.sentences("test")
+        lines = []
+        for s, p in zip(sentences, preds):
+            gold = s.labels or [None] * len(s.words)
+            lines += [" ".join(x for x in (w, g, q) if x is not None) for w, g, q in zip(s.words, gold, p)]
+            lines.append("")
+        path = fileio.join(output_dir, PREDICTIONS_FILE)
+        fileio.write_text(path, "\n".join(lines) + "\n")
+        written = [path]
+        if all(s.labels is not None for s in sentences):
+            results = self._scores([list(s.labels) for s in sentences], preds)
+            path = fileio.join(output_dir, "test_results.txt")
+            fileio.write_text(path, "".join(f"{k} = {v}\n" for k, v in sorted(results.items())))
+            written.append(path)
+        return written
+
+    def save_labels(self, output_dir) -> str:
+        return fileio.write_json(fileio.join(output_dir, LABELS_FILE),
+                                 {"labels": self.labels, "scheme": self.scheme}, indent=1)
+
+
+def read_labels(output_dir):
+    """(labels, scheme) a training run saved in output_dir, or (None, None)."""
+    path = fileio.join(output_dir, LABELS_FILE)
+    if not fileio.exists(path):
+        return None, None
+    saved = json.loads(fileio.read_text(path))
+    return saved["labels"], saved["scheme"]
+
+
+def ner_model_fn(config, task: NerTask, dropout_prob=0.1):
+    from albert_tf.modeling.tasks import AlbertTokenClassifier
+    return lambda: AlbertTokenClassifier(config, len(task.labels), dropout_prob,
+                                         label_names=task.labels)
