@@ -18,6 +18,11 @@ flags.DEFINE_string("text_b_column", None, "custom: the second text's column, fo
 flags.DEFINE_string("label_column", "label", "custom: the label's column.")
 flags.DEFINE_bool("is_regression", False, "custom: labels are numbers to regress on "
                   "(otherwise each distinct label is a class).")
+flags.DEFINE_bool("multi_label", False, "custom: the label column holds several labels (a JSON "
+                  "list, or names split on --label_separator): a sigmoid per label, binary "
+                  "cross-entropy, a threshold chosen on dev, micro/macro F1 and exact match.")
+flags.DEFINE_string("label_separator", ",", "custom, --multi_label: what separates the labels "
+                    "in a CSV/TSV cell.")
 define_finetuning_flags()
 
 

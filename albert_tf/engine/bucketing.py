@@ -46,10 +46,15 @@ def tpu_bucket_lengths(max_seq_length: int, smallest: int = SMALLEST_BUCKET) -> 
                         | {max_seq_length}))
 
 
+PER_EXAMPLE_FEATURES = ("label_vector",)  # never per token, whatever their length
+
+
 def token_features(spec: dict, seq_length: int) -> dict:
-    """{name: rows} of the per-token features: those of length rows·seq_length."""
+    """{name: rows} of the per-token features: those of length rows·seq_length (but a
+    multi-label task's label_vector, whose label count may happen to be such a multiple)."""
     return {name: length // seq_length for name, (_, length) in spec.items()
-            if length >= seq_length and length % seq_length == 0}
+            if length >= seq_length and length % seq_length == 0
+            and name not in PER_EXAMPLE_FEATURES}
 
 
 def record_lengths(input_mask, rows: int, seq_length: int):

@@ -103,6 +103,8 @@ def _architecture(model):
                  "classifier_dropout_prob": model.dropout_prob}
         if model.is_regression:
             extra["problem_type"] = "regression"
+        elif getattr(model, "multi_label", False):
+            extra["problem_type"] = "multi_label_classification"
         return "AlbertForSequenceClassification", extra
     if isinstance(model, AlbertMultipleChoice):
         return "AlbertForMultipleChoice", {"classifier_dropout_prob": model.dropout_prob}
@@ -173,7 +175,9 @@ def model_for_hf_config(data: dict, config):
     if arch == "AlbertForSequenceClassification":
         n = _num_labels(data)
         regression = data.get("problem_type") == "regression" or n == 1
-        return AlbertClassifier(config, n, dropout_prob=dropout, is_regression=regression)
+        multi = data.get("problem_type") == "multi_label_classification"
+        return AlbertClassifier(config, n, dropout_prob=dropout, is_regression=regression,
+                                multi_label=multi)
     if arch == "AlbertForMultipleChoice":
         return AlbertMultipleChoice(config, dropout_prob=dropout)
     if arch == "AlbertForTokenClassification":

@@ -39,18 +39,30 @@ def _text(value):
 class AlbertTextClassifier(TextTaskMixin, AlbertClassifier):
     """AlbertClassifier on raw text: x is strings [batch], or (text_a, text_b) with text_pair.
 
-    `predict` adds `label_ids`, the argmax (classification only).
+    `predict` adds `label_ids`, the argmax (classification only). With `multi_label=True` y is
+    0/1 [batch, num_labels] (a sigmoid and binary cross-entropy per label) and `predict` adds
+    `label_mask`, the labels with probability >= `threshold` (set it from dev with
+    `choose_threshold`).
     """
 
     preprocessor_class = AlbertTextPreprocessor
-    _config_args = AlbertClassifier._config_args + ("text_pair",)
+    _config_args = AlbertClassifier._config_args + ("text_pair", "threshold")
 
     def __init__(self, config, num_labels=2, dropout_prob=0.1, is_regression=False,
-                 preprocessor=None, text_pair=False, **kwargs):
+                 preprocessor=None, text_pair=False, multi_label=False, threshold=0.5, **kwargs):
         kwargs.setdefault("name", "albert_text_classifier")
-        super().__init__(config, num_labels, dropout_prob, is_regression, **kwargs)
+        super().__init__(config, num_labels, dropout_prob, is_regression,
+                         multi_label=multi_label, **kwargs)
         self.text_pair = bool(text_pair)
+        self.threshold = float(threshold)
         self._set_preprocessor(preprocessor)
+
+    def choose_threshold(self, x, y, batch_size=None) -> float:
+        """Set `threshold` to the one with the best micro F1 on (x, y) (a dev set); returns it."""
+        from albert_tf.tasks.metrics import best_threshold
+        probs = self.predict(x, batch_size=batch_size, verbose=0)["probabilities"]
+        self.threshold = best_threshold(probs, np.asarray(y))
+        return self.threshold
 
     def text_input_signature(self):
         if self.text_pair:
@@ -58,7 +70,9 @@ class AlbertTextClassifier(TextTaskMixin, AlbertClassifier):
         return [_TEXT("text")]
 
     def _postprocess(self, x, outputs):
-        if not self.is_regression:
+        if self.multi_label:
+            outputs["label_mask"] = outputs["probabilities"] >= self.threshold
+        elif not self.is_regression:
             outputs["label_ids"] = np.argmax(outputs["probabilities"], axis=-1)
         return outputs
 

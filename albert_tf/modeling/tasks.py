@@ -73,19 +73,26 @@ class _PooledTaskModel(ConfigSerializable, ServingSignature, AlbertTaskModel):
 @keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertClassifier(_PooledTaskModel):
     """pooled output → dropout → logits [B, num_labels]; softmax cross-entropy, or squared
-    error with one output when `is_regression` (STS-B). Outputs `logits` and `probabilities`
-    (classification) or `predictions` (regression)."""
+    error with one output when `is_regression` (STS-B), or with `multi_label` a sigmoid per
+    label and binary cross-entropy (targets: 0/1 [B, num_labels], the `label_vector` feature;
+    accuracy counts the rows whose whole label set is right at 0.5). Outputs `logits` and
+    `probabilities` (classification) or `predictions` (regression)."""
 
-    _config_args = ("num_labels", "dropout_prob", "is_regression")
+    _config_args = ("num_labels", "dropout_prob", "is_regression", "multi_label")
 
-    def __init__(self, config, num_labels, dropout_prob=0.1, is_regression=False, **kwargs):
+    def __init__(self, config, num_labels, dropout_prob=0.1, is_regression=False,
+                 multi_label=False, **kwargs):
         kwargs.setdefault("name", "albert_classifier")
         if is_regression and num_labels != 1:
             raise ValueError("a regression classifier has num_labels=1")
+        if is_regression and multi_label:
+            raise ValueError("a classifier is either regression or multi-label, not both")
         super().__init__(config, num_labels, dropout_prob, **kwargs)
         self.num_labels = num_labels
         self.is_regression = is_regression
-        self.accuracy_metric = keras.metrics.Mean(name="accuracy" if not is_regression else "mse")
+        self.multi_label = bool(multi_label)
+        self.accuracy_metric = keras.metrics.Mean(
+            name="mse" if is_regression else "exact_match" if multi_label else "accuracy")
         self.built = True
 
     def call(self, inputs, training=None):
@@ -93,9 +100,18 @@ class AlbertClassifier(_PooledTaskModel):
         logits = self.classifier(pooled, training=training)
         if self.is_regression:
             return {"logits": logits, "predictions": logits[:, 0]}
+        if self.multi_label:
+            return {"logits": logits, "probabilities": ops.sigmoid(logits)}
         return {"logits": logits, "probabilities": ops.softmax(logits, axis=-1)}
 
     def _per_example(self, features, labels, outputs):
+        if self.multi_label:
+            y = ops.cast(_labels(features, labels, "label_vector"), "float32")
+            logits = ops.cast(outputs["logits"], "float32")
+            # sigmoid cross-entropy, stable form: max(x, 0) - x·y + log(1 + exp(-|x|))
+            bce = ops.maximum(logits, 0.0) - logits * y + ops.log1p(ops.exp(-ops.abs(logits)))
+            right = ops.all(ops.equal(logits >= 0.0, y >= 0.5), axis=-1)
+            return ops.mean(bce, axis=-1), ops.cast(right, "float32")
         labels = ops.reshape(_labels(features, labels), (-1,))
         if self.is_regression:
             diff = outputs["predictions"] - ops.cast(labels, "float32")

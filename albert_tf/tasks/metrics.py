@@ -9,6 +9,8 @@ see NaN.
 from __future__ import annotations
 
 
+from typing import Dict
+
 import numpy as np
 
 
@@ -94,3 +96,34 @@ def mean_squared_error(predictions, labels) -> float:
     """Mean of squared differences."""
     x, y = _pair(predictions, labels, dtype=np.float64)
     return float(np.mean((x - y) ** 2))
+
+
+def multilabel_scores(probabilities, targets, threshold: float = 0.5) -> Dict[str, float]:
+    """Multi-label scores of sigmoid outputs [n, labels] against 0/1 targets at `threshold`:
+    ``micro_f1`` (counts pooled over labels), ``macro_f1`` (the mean of every label's F1, 0 for
+    a label never true nor predicted), ``exact_match`` (rows whose whole label set is right).
+
+    >>> multilabel_scores([[0.9, 0.2], [0.6, 0.7]], [[1, 0], [0, 1]])
+    {'micro_f1': 0.8, 'macro_f1': 0.8333333333333333, 'exact_match': 0.5}
+    """
+    p = np.asarray(probabilities, np.float64) >= threshold
+    y = np.asarray(targets).astype(bool)
+    if p.shape != y.shape or p.ndim != 2 or p.size == 0:
+        raise ValueError(f"probabilities {p.shape} and targets {y.shape}: need equal [n, labels]")
+    tp, fp, fn = (p & y).sum(0), (p & ~y).sum(0), (~p & y).sum(0)
+    den = 2 * tp + fp + fn
+    per_label = np.where(den > 0, 2 * tp / np.maximum(den, 1), 0.0)
+    micro = 2 * tp.sum() / max(2 * tp.sum() + fp.sum() + fn.sum(), 1)
+    return {"micro_f1": float(micro), "macro_f1": float(per_label.mean()),
+            "exact_match": float(np.mean(np.all(p == y, axis=1)))}
+
+
+THRESHOLDS = tuple(round(0.05 * k, 2) for k in range(1, 20))  # 0.05 ... 0.95
+
+
+def best_threshold(probabilities, targets, candidates=THRESHOLDS) -> float:
+    """The threshold of `candidates` with the highest micro F1 (the one nearest 0.5 on ties),
+    chosen on dev and then used for test predictions."""
+    scored = [(multilabel_scores(probabilities, targets, t)["micro_f1"], -abs(t - 0.5), t)
+              for t in candidates]
+    return max(scored)[2]

@@ -75,7 +75,8 @@ class _Preprocessor(keras.layers.Layer):
 
     def __init__(self, spm_model_file=None, sequence_length=128, do_lower_case=True,
                  tokenizer=None, vocab_file=None, **kwargs):
-        kwargs.update(trainable=False, dtype="string")
+        # no autocast: float labels (multi-label y) pass through a string layer unchanged
+        kwargs.update(trainable=False, dtype="string", autocast=False)
         super().__init__(**kwargs)
         if sequence_length < 4:
             raise ValueError(f"sequence_length must be at least 4, got {sequence_length}")

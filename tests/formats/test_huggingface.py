@@ -93,6 +93,7 @@ def _randomize(model, seed=0):
 @pytest.mark.parametrize("kind, arch, head", [
     ("classifier", "AlbertForSequenceClassification", {"classifier.weight": (3, 32)}),
     ("regression", "AlbertForSequenceClassification", {"classifier.weight": (1, 32)}),
+    ("multi_label", "AlbertForSequenceClassification", {"classifier.weight": (3, 32)}),
     ("multiple_choice", "AlbertForMultipleChoice", {"classifier.weight": (1, 32)}),
     ("squad_v1", "AlbertForQuestionAnswering", {"qa_outputs.weight": (2, 32)}),
     ("token", "AlbertForTokenClassification", {"classifier.weight": (5, 32)})])
@@ -100,6 +101,7 @@ def test_task_heads_both_ways(kind, arch, head, tmp_path, tiny_pretrainer):
     c = tiny_pretrainer.config
     model = _randomize({"classifier": lambda: AlbertClassifier(c, 3),
                         "regression": lambda: AlbertClassifier(c, 1, is_regression=True),
+                        "multi_label": lambda: AlbertClassifier(c, 3, multi_label=True),
                         "multiple_choice": lambda: AlbertMultipleChoice(c, num_choices=4),
                         "squad_v1": lambda: AlbertSquadV1(c),
                         # NER label names travel as transformers' id2label
@@ -113,6 +115,7 @@ def test_task_heads_both_ways(kind, arch, head, tmp_path, tiny_pretrainer):
     assert type(back) is type(model) and report.missing == [] and report.unused == []
     assert getattr(back, "is_regression", None) == getattr(model, "is_regression", None)
     assert getattr(back, "label_names", None) == getattr(model, "label_names", None)
+    assert getattr(back, "multi_label", None) == getattr(model, "multi_label", None)
     for a, b in zip(model.weights, back.weights):
         np.testing.assert_array_equal(a, b)
 

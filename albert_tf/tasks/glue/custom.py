@@ -134,11 +134,16 @@ class CustomProcessor(DataProcessor):
 
     def __init__(self, files: Optional[dict] = None, data_dir=None, text_a_column="text",
                  text_b_column=None, label_column="label", is_regression=False,
-                 labels: Optional[Sequence[str]] = None):
+                 labels: Optional[Sequence[str]] = None, multi_label=False,
+                 label_separator=","):
+        """`multi_label`: the label column holds several labels (a JSON list, or names
+        separated by `label_separator` in CSV/TSV; none is an example with no label), and an
+        example's label is the sorted tuple of them."""
         self.files = {k: os.fspath(v) for k, v in (files or {}).items() if v}
         self.data_dir = os.fspath(data_dir) if data_dir else None
         self.text_a_column, self.text_b_column = text_a_column, text_b_column
         self.label_column, self.is_regression = label_column, bool(is_regression)
+        self.multi_label, self.label_separator = bool(multi_label), label_separator
         self._labels = None if labels is None or is_regression else [str(x) for x in labels]
         self._cache = {}
 
@@ -154,6 +159,8 @@ class CustomProcessor(DataProcessor):
     def train_labels(self) -> List[str]:
         """The train split's sorted unique labels."""
         examples = self._read("train", check_labels=False)
+        if self.multi_label:
+            return _sorted_labels(name for e in examples for name in e.label)
         return _sorted_labels(e.label for e in examples)
 
     def path(self, split) -> str:
@@ -174,7 +181,8 @@ class CustomProcessor(DataProcessor):
         digest = fileio.file_fingerprint(path)
         return {"data": [fileio.abspath(path), digest],
                 "columns": [self.text_a_column, self.text_b_column, self.label_column],
-                "labels": self.labels, "is_regression": self.is_regression}
+                "labels": self.labels, "is_regression": self.is_regression,
+                **({"multi_label": self.label_separator} if self.multi_label else {})}
 
     def _read_split(self, data_dir, split) -> List[InputExample]:
         return self._read(split, check_labels=True)
@@ -187,9 +195,10 @@ class CustomProcessor(DataProcessor):
         if check_labels and split != "test" and not self.is_regression:
             known = set(self.labels)
             for e, lineno in zip(examples, lines):
-                if e.label not in known:
-                    raise GlueFormatError(f"{self.path(split)}, line {lineno}: label {e.label!r} "
-                                          f"is not among the train labels {self.labels}")
+                for name in (e.label if self.multi_label else (e.label,)):
+                    if name not in known:
+                        raise GlueFormatError(f"{self.path(split)}, line {lineno}: label {name!r} "
+                                              f"is not among the train labels {self.labels}")
         return examples
 
     def _columns(self, split):
@@ -227,13 +236,26 @@ class CustomProcessor(DataProcessor):
                 raise GlueFormatError(f"{path}, line {lineno}: {column!r} is not text: {value!r}")
             values[flag] = value
         label = values.get("label_column")
-        if label is not None:
+        if label is not None and self.multi_label:
+            label = self._parse_labels(label, path, lineno)
+        elif label is not None:
             label = self._parse_label(label) if self.is_regression else _label_name(label)
             if label == "":
                 raise GlueFormatError(f"{path}, line {lineno}: empty label ({self.label_column!r})")
         guid = str(number) if split == "test" else f"{split}-{number}"
         return InputExample(guid=guid, text_a=values["text_a_column"],
                             text_b=values.get("text_b_column"), label=label)
+
+    def _parse_labels(self, raw, path, lineno) -> tuple:
+        """A multi-label cell: a JSON list of names, or names split on label_separator."""
+        if isinstance(raw, list):
+            names = [_label_name(x) for x in raw]
+        elif isinstance(raw, str):
+            names = [x.strip() for x in raw.split(self.label_separator)]
+        else:
+            raise GlueFormatError(f"{path}, line {lineno}: {self.label_column!r} is not a list "
+                                  f"of labels: {raw!r} (--multi_label)")
+        return tuple(sorted({x for x in names if x}))
 
     def _parse_label(self, raw):
         """A regression label as a float."""
@@ -247,7 +269,8 @@ class CustomProcessor(DataProcessor):
         """What labels.json holds: the label names in id order, the columns, is_regression."""
         return {"task": self.task_name, "labels": self.labels, "is_regression": self.is_regression,
                 "text_a_column": self.text_a_column, "text_b_column": self.text_b_column,
-                "label_column": self.label_column}
+                "label_column": self.label_column, "multi_label": self.multi_label,
+                "label_separator": self.label_separator}
 
     def save_labels(self, folder) -> str:
         """Write `folder/labels.json` (atomically): the label ids of this run."""
@@ -283,6 +306,9 @@ def settle_labels(processor: CustomProcessor, output_dir, init_checkpoint=None, 
                              ) from None
         return None
     record = load_labels(stored)
+    if bool(record.get("multi_label")) != processor.multi_label:
+        raise InputError(f"{stored} is from a {'multi-label' if record.get('multi_label') else 'single-label'}"
+                         f" run; give the same --multi_label or a fresh --output_dir")
     if bool(record.get("is_regression")) != processor.is_regression:
         raise InputError(f"{stored} is from a {'regression' if record.get('is_regression') else 'classification'}"
                          f" run; give the same --is_regression or a fresh --output_dir")

@@ -11,25 +11,35 @@ from albert_tf.fileio import write_text_atomic
 from albert_tf.tasks.glue import data as glue
 from albert_tf.text.encoding import TextEncoder
 from albert_tf.engine.records import cached_records
+from albert_tf.errors import InputError
 from albert_tf.tasks.glue.metrics import custom_metrics, glue_metrics
+from albert_tf.tasks.metrics import best_threshold, multilabel_scores
 
 CUSTOM_PREDICTIONS = "test_predictions.tsv"  # a custom task's `index\tprediction` (label) file
 
 
-def classifier_feature_spec(max_seq_length: int, is_regression: bool) -> dict:
-    """Google's classifier records: ids/mask/segments [L], label_ids, is_real_example."""
+def classifier_feature_spec(max_seq_length: int, is_regression: bool,
+                            multi_label_count: int = 0) -> dict:
+    """Google's classifier records: ids/mask/segments [L], label_ids, is_real_example; a
+    multi-label task has a 0/1 `label_vector` [labels] instead of label_ids."""
     L = max_seq_length
+    label = ({"label_vector": ("float", multi_label_count)} if multi_label_count else
+             {"label_ids": ("float" if is_regression else "int64", 1)})
     return {"input_ids": ("int64", L), "input_mask": ("int64", L), "segment_ids": ("int64", L),
-            "label_ids": ("float" if is_regression else "int64", 1),
-            "is_real_example": ("int64", 1)}
+            **label, "is_real_example": ("int64", 1)}
 
 
-def example_to_record(example, label_map, encoder: TextEncoder, max_seq_length, is_regression):
-    """[CLS] A [SEP] (B [SEP]) with the shared packer, plus the label."""
+def example_to_record(example, label_map, encoder: TextEncoder, max_seq_length, is_regression,
+                      multi_label: bool = False):
+    """[CLS] A [SEP] (B [SEP]) with the shared packer, plus the label (or label vector)."""
     from albert_tf.text.packing import pack_ids
     ids_b = encoder.ids(example.text_b) if example.text_b is not None else None
     record = dict(pack_ids(encoder.ids(example.text_a), ids_b, max_seq_length,
                            encoder.cls_id, encoder.sep_id, encoder.pad_id))
+    record["is_real_example"] = 1
+    if multi_label:  # a 0/1 vector over the label set (zeros for an unlabelled test example)
+        record["label_vector"] = [float(name in (example.label or ())) for name in label_map]
+        return record
     if example.label is None:
         label = 0
     elif is_regression:
@@ -37,7 +47,6 @@ def example_to_record(example, label_map, encoder: TextEncoder, max_seq_length, 
     else:
         label = label_map[example.label]
     record["label_ids"] = label
-    record["is_real_example"] = 1
     return record
 
 
@@ -52,7 +61,10 @@ class GlueTask:
         self.data_dir, self.encoder = data_dir, encoder
         self.max_seq_length, self.cache_dir = max_seq_length, cache_dir
         self.is_regression = self.processor.is_regression
-        self.spec = classifier_feature_spec(max_seq_length, self.is_regression)
+        self.multi_label = bool(getattr(self.processor, "multi_label", False))
+        self.spec = classifier_feature_spec(
+            max_seq_length, self.is_regression,
+            self.processor.num_labels if self.multi_label else 0)
         self._examples = {}
 
     def examples(self, split, task=None):
@@ -73,8 +85,8 @@ class GlueTask:
         params = {"task": task, "split": split, "max_seq_length": self.max_seq_length,
                   "num_examples": len(examples), **self.encoder.fingerprint(),
                   **self._data_key(split, task)}
-        make = lambda: (example_to_record(e, label_map, self.encoder, self.max_seq_length,
-                                          self.is_regression) for e in examples)
+        make = lambda: (example_to_record(e, label_map, self.encoder, self.max_seq_length,  # noqa: E731
+                                          self.is_regression, self.multi_label) for e in examples)
         return cached_records(self.cache_dir, f"{task}_{split}", params, self.spec, make)
 
     def _data_key(self, split, task):
@@ -87,7 +99,7 @@ class GlueTask:
     @property
     def best_metric(self):
         if self.task == "custom":
-            return "pearson" if self.is_regression else "accuracy"
+            return "pearson" if self.is_regression else "micro_f1" if self.multi_label else "accuracy"
         return glue.best_checkpoint_metric(self.task)
 
     def _metrics(self, preds, labels):
@@ -111,6 +123,8 @@ class GlueTask:
 
     def evaluate(self, model, batch_size) -> dict:
         """Dev metrics, exact, on real examples only; MNLI adds the mismatched accuracy."""
+        if self.multi_label:
+            return self._evaluate_multi_label(model, batch_size)
         preds, out = self.predictions(model, "dev", batch_size)
         labels = self._labels("dev")
         results = self._metrics(preds, labels)
@@ -125,9 +139,58 @@ class GlueTask:
                 "mnli-mm", mm_preds, self._labels("dev", "mnli-mm"))["accuracy"]
         return results
 
+    # ----- multi-label (a custom task with --multi_label)
+
+    def _label_vectors(self, split):
+        names = self.processor.labels
+        return np.array([[n in e.label for n in names] for e in self.examples(split)], np.float64)
+
+    def _probabilities(self, model, split, batch_size):
+        path, n = self.records(split)
+        return finetuning.predict_records(model, path, self.spec, n, batch_size,
+                                          seq_length=self.max_seq_length)["probabilities"]
+
+    def _evaluate_multi_label(self, model, batch_size) -> dict:
+        """Micro / macro F1 and exact match at the threshold with the best dev micro F1 (the
+        one test predictions use), those at 0.5, and the binary cross-entropy."""
+        probs, targets = self._probabilities(model, "dev", batch_size), self._label_vectors("dev")
+        threshold = best_threshold(probs, targets)
+        results = {**multilabel_scores(probs, targets, threshold), "threshold": threshold,
+                   **{f"{k}_at_0.5": v for k, v in multilabel_scores(probs, targets).items()}}
+        p = np.clip(probs.astype(np.float64), 1e-12, 1 - 1e-12)
+        results["loss"] = float(-np.mean(targets * np.log(p) + (1 - targets) * np.log(1 - p)))
+        return results
+
+    def export_threshold(self, model, batch_size=32) -> float:
+        """The threshold with the best dev micro F1 for `model`; 0.5 without a dev split."""
+        try:
+            dev = self._probabilities(model, "dev", batch_size)
+        except (FileNotFoundError, InputError):
+            logging.info("multi-label: no dev split to choose a threshold on; 0.5")
+            return 0.5
+        return best_threshold(dev, self._label_vectors("dev"))
+
+    def _write_multi_label_predictions(self, model, output_dir, batch_size) -> list:
+        """test_results.tsv (a probability per label) and test_predictions.tsv (index, the
+        labels at the dev-chosen threshold, joined by the label separator)."""
+        threshold = self.export_threshold(model, batch_size)
+        logging.info("multi-label test predictions at threshold %.2f (chosen on dev)", threshold)
+        probs = self._probabilities(model, "test", batch_size)
+        names, sep = self.processor.labels, self.processor.label_separator
+        results = fileio.join(output_dir, "test_results.tsv")
+        write_text_atomic(results, "".join("\t".join(f"{v:.8f}" for v in row) + "\n" for row in probs))
+        preds = fileio.join(output_dir, CUSTOM_PREDICTIONS)
+        rows = ["index\tprediction\n"] + [
+            f"{e.guid.split('-')[-1]}\t{sep.join(n for n, p in zip(names, row) if p >= threshold)}\n"
+            for e, row in zip(self.examples("test"), probs)]
+        write_text_atomic(preds, "".join(rows))
+        return [results, preds]
+
     def write_predictions(self, model, output_dir, batch_size) -> list:
         """test_results.tsv (probabilities) and the GLUE server files; MNLI also writes the
         mismatched set and, when the diagnostic set is present, AX.tsv."""
+        if self.multi_label:
+            return self._write_multi_label_predictions(model, output_dir, batch_size)
         written = []
         tasks = [self.task] + (["mnli-mm"] if self.task == "mnli" else [])
         if self.task == "mnli":
@@ -156,7 +219,7 @@ class GlueTask:
 def classifier_model_fn(config, task: GlueTask, dropout_prob=0.1):
     from albert_tf.modeling.tasks import AlbertClassifier
     return lambda: AlbertClassifier(config, task.processor.num_labels, dropout_prob,
-                                    is_regression=task.is_regression)
+                                    is_regression=task.is_regression, multi_label=task.multi_label)
 
 
 def run_glue(config, task: GlueTask, opts: finetuning.FineTuningOptions, strategy=None, *,

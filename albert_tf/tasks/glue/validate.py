@@ -9,7 +9,7 @@ from albert_tf.tasks.serving import check_export_flags
 
 GLUE_TASKS = ("cola", "sst-2", "mrpc", "sts-b", "qqp", "mnli", "qnli", "rte", "wnli")
 CUSTOM_ONLY = ("train_file", "dev_file", "test_file", "text_a_column", "text_b_column",
-               "label_column", "is_regression")
+               "label_column", "is_regression", "multi_label", "label_separator")
 
 
 def validate_classifier(FLAGS):
@@ -63,9 +63,14 @@ def custom_processor(FLAGS):
         return None
     from albert_tf.tasks.glue import custom
     files = {s: FLAGS[f"{s}_file"].value for s in custom.SPLITS}
+    if FLAGS.multi_label and FLAGS.is_regression:
+        raise InputError("--multi_label and --is_regression exclude each other")
+    if FLAGS.multi_label and not FLAGS.label_separator:
+        raise InputError("--label_separator is empty: give what separates the labels in a cell")
     processor = custom.CustomProcessor(
         files, FLAGS.data_dir, FLAGS.text_a_column, FLAGS.text_b_column or None,
-        FLAGS.label_column, FLAGS.is_regression)
+        FLAGS.label_column, FLAGS.is_regression, multi_label=FLAGS.multi_label,
+        label_separator=FLAGS.label_separator)
     v.read_data(lambda: custom.settle_labels(processor, FLAGS.output_dir, FLAGS.init_checkpoint,
                                              FLAGS.do_train),
                 "train_file" if FLAGS.train_file else "data_dir")
