@@ -528,6 +528,22 @@ def open_binary(path):
     return io.BufferedReader(_GFileRaw(raw), 1 << 20)
 
 
+def numbered_lines(path, error=ValueError):
+    """(1-based line number, text) of each line of a UTF-8 file on any filesystem, without a
+    BOM or its LF / CRLF ending (a lone CR inside a line is kept); a line that is not UTF-8 is
+    one `error` naming the file, line and byte. Streamed, split on "\n" only."""
+    path = os.fspath(path)
+    with open_binary(path) as f:
+        for lineno, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+            except UnicodeDecodeError as e:
+                raise error(f"{path}, line {lineno}: not UTF-8 text "
+                            f"(byte {raw[e.start]:#04x} at column {e.start + 1})") from None
+            line = line[:-1] if line.endswith("\n") else line
+            yield lineno, line[:-1] if line.endswith("\r") else line
+
+
 def open_text(path, encoding: str = "utf-8", errors: str = "strict"):
     """A text file opened for reading on any filesystem, as open(path, encoding=...) reads it
     (universal newlines: "\\r\\n" and "\\r" end lines too); remote files are streamed, not

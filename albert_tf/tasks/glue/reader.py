@@ -57,18 +57,9 @@ def iter_tsv(path: str) -> Iterator[tuple[int, List[str]]]:
     Splits on tab only (QUOTE_NONE), strips a UTF-8 BOM and LF/CRLF endings; a lone
     CR inside a field is kept, as csv with quoting disabled would not split on it.
     """
-    with fileio.open_binary(path) as f:
-        for lineno, raw in enumerate(f, start=1):
-            try:
-                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
-            except UnicodeDecodeError as e:
-                raise GlueFormatError(f"{path}, line {lineno}: not UTF-8 text "
-                                      f"(byte {raw[e.start]:#04x} at column {e.start + 1})") from None
-            line = line.rstrip("\n")
-            if line.endswith("\r"):
-                line = line[:-1]
-            if line:
-                yield lineno, line.split("\t")
+    for lineno, line in fileio.numbered_lines(path, GlueFormatError):
+        if line:
+            yield lineno, line.split("\t")
 
 
 def resolve_task_file(data_dir: str, task_dir: str, filename: str) -> str:

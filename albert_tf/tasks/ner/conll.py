@@ -62,15 +62,7 @@ class Sentence:
 
 def _text_lines(path) -> Iterator[Tuple[int, str]]:
     """(1-based line number, text) of each line of `path`, without BOM or LF/CRLF ending."""
-    with fileio.open_binary(path) as f:
-        for lineno, raw in enumerate(f, start=1):
-            try:
-                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
-            except UnicodeDecodeError as e:
-                raise ConllFormatError(f"{path}, line {lineno}: not UTF-8 text "
-                                       f"(byte {raw[e.start]:#04x} at column {e.start + 1})"
-                                       ) from None
-            yield lineno, line.rstrip("\n").rstrip("\r")
+    yield from fileio.numbered_lines(path, ConllFormatError)
 
 
 def _check_columns(where: str, count: int, labeled: Optional[bool],
