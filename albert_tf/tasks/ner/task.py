@@ -101,7 +101,7 @@ class NerTask:
         self.files, self.encoder = files, encoder
         self.max_seq_length, self.cache_dir = max_seq_length, cache_dir
         self.spec = ner_feature_spec(max_seq_length)
-        self._sentences = {}
+        self._sentences, self._encodings = {}, {}
         if labels is None:
             if files.train is None:
                 raise InputError("NER: no train file to read the labels from; pass the label list")
@@ -136,9 +136,12 @@ class NerTask:
                                      f"{LABELS_FILE})")
 
     def _encoded(self, split):
-        sentences = self.sentences(split)
-        return [encode_sentence(s.words, s.labels, self.label_map, self.encoder,
-                                self.max_seq_length) for s in sentences]
+        """(record, word positions) of every sentence of a split, tokenized once."""
+        if split not in self._encodings:
+            self._encodings[split] = [
+                encode_sentence(s.words, s.labels, self.label_map, self.encoder,
+                                self.max_seq_length) for s in self.sentences(split)]
+        return self._encodings[split]
 
     def records(self, split):
         """(path, count) of the cached records of a split; keyed by everything that changes them."""
@@ -154,11 +157,11 @@ class NerTask:
         path, n = self.records(split)
         out = finetuning.predict_records(model, path, self.spec, n, batch_size,
                                          seq_length=self.max_seq_length, token_outputs=TOKEN_OUTPUTS)
-        preds = []
-        for i, (_, positions) in enumerate(self._encoded(split)):
+        preds, encoded = [], self._encoded(split)
+        for i, (_, positions) in enumerate(encoded):
             best = np.argmax(out["logits"][i], axis=-1)
             preds.append([self.labels[best[p]] if p >= 0 else "O" for p in positions])
-        cut = sum(p < 0 for _, pos in self._encoded(split) for p in pos)
+        cut = sum(p < 0 for _, pos in encoded for p in pos)
         if cut:
             logging.warning("NER %s: %d words past max_seq_length %d (or without pieces) are "
                             "predicted O", split, cut, self.max_seq_length)
