@@ -21,6 +21,8 @@ define_finetuning_flags(max_seq_length=128, learning_rate=5e-5, train_step=1000,
 def main(argv):
     del argv
     from albert_tf.engine import validation
+    from albert_tf.tasks.recipes import apply_recipe
+    apply_recipe(FLAGS, "run_ner.py")  # no recipe is for it: --recipe is one error line
     from albert_tf.tasks.ner.validate import preload_ner, task_labels, validate_ner
     # the strategy first: MultiWorkerMirroredStrategy must precede any other TF op
     strategy = validation.strategy_from_flags(FLAGS, "train_batch_size")

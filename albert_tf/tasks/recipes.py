@@ -73,8 +73,8 @@ def recipe_for(name: str, driver: str, task_name: Optional[str] = None) -> Recip
     recipe = RECIPES[key]
     if recipe.driver != driver:
         mine = sorted(k for k, r in RECIPES.items() if r.driver == driver)
-        raise InputError(f"--recipe={name} is for {recipe.driver}, not {driver}; use one of "
-                         f"{', '.join(mine)}")
+        hint = f"use one of {', '.join(mine)}" if mine else "the paper publishes none for it"
+        raise InputError(f"--recipe={name} is for {recipe.driver}, not {driver}; {hint}")
     task = (task_name or "").strip().lower()
     if task in GLUE_TASKS and task != key:
         raise InputError(f"--recipe={name} is the recipe of {key.upper()}, not of "

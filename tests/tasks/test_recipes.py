@@ -55,3 +55,5 @@ def test_bad_recipes_are_one_line_errors():
     with pytest.raises(InputError, match="not of --task_name=cola"):
         recipe_for("mnli", "run_classifier.py", "cola")
     assert recipe_for("mnli", "run_classifier.py", "custom") is RECIPES["mnli"]  # any for your own data
+    with pytest.raises(InputError, match="not run_ner.py; the paper publishes none for it"):
+        recipe_for("mnli", "run_ner.py")
