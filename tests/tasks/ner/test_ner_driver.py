@@ -109,3 +109,40 @@ def test_bad_ner_files_are_one_line(fixtures_dir, tmp_path, content, dev, messag
     last = r.stderr.strip().splitlines()[-1]
     assert r.returncode == 2 and last.startswith("error: ") and message in last, r.stderr[-2000:]
     assert not out.exists() or not any(out.iterdir())
+
+
+def test_run_ner_chinese_characters_with_a_wordpiece_vocabulary(fixtures_dir, tmp_path):
+    """Chinese NER as MSRA / People's Daily ship it (a character per line), from a
+    brightmart/albert_zh checkpoint with its vocab.txt: trains, predicts, and the export
+    (WordPiece in the graph) labels each character as the Python path did."""
+    rng = random.Random(2)
+    names, places, other = "王李张", "京沪港", "的是在了和有我们去"
+    def sentence():
+        words, tags = [], []
+        for _ in range(rng.randint(4, 9)):
+            kind = rng.random()
+            pool, tag = (names, "PER") if kind < 0.2 else (places, "LOC") if kind < 0.35 else (other, None)
+            words.append(rng.choice(pool))
+            tags.append(f"B-{tag}" if tag else "O")
+        return words, tags
+    data = tmp_path / "data"
+    data.mkdir()
+    for split, n in (("train", 16), ("dev", 4), ("test", 4)):
+        _write(data / f"{split}.txt", [sentence() for _ in range(n)])
+    release, out = fixtures_dir / "albert_zh" / "albert_zh_tiny", tmp_path / "out"
+    cmd = [sys.executable, str(ROOT / "run_ner.py"), f"--data_dir={data}",
+           f"--albert_config_file={release / 'albert_config.json'}", f"--init_checkpoint={release}",
+           f"--vocab_file={release / 'vocab.txt'}", f"--output_dir={out}", "--max_seq_length=16",
+           "--train_batch_size=4", "--eval_batch_size=4", "--predict_batch_size=4",
+           "--train_step=2", "--warmup_step=0", "--save_checkpoints_steps=2", "--do_train",
+           "--do_eval", "--do_predict", f"--export_dir={tmp_path / 'export'}"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-3000:]
+    blocks = [b for b in (out / "test_predictions.txt").read_text(encoding="utf-8").split("\n\n") if b.strip()]
+    sentences = [[line.split() for line in b.splitlines()] for b in blocks]
+    import tensorflow as tf
+    from albert_tf import load_saved_model
+    serve = load_saved_model(tmp_path / "export").signatures["serving_default"]
+    got = serve(text=tf.constant([" ".join(w for w, _, _ in s) for s in sentences]))
+    for s, labels, n in zip(sentences, got["labels"].numpy(), got["num_words"].numpy()):
+        assert [x.decode() for x in labels[:n]] == [p for _, _, p in s]
