@@ -51,6 +51,12 @@ def graph_tokenizer(spm_model_file=None, do_lower_case=True, vocab_file=None):
     return make_graph_tokenizer(spm_model_file, vocab_file, do_lower_case)
 
 
+def encoder_tokenizer(encoder):
+    """The in-graph tokenizer of a task's TextEncoder (its SentencePiece model or WordPiece
+    vocabulary, its casing): what the GLUE, RACE and NER exports tokenize with."""
+    return graph_tokenizer(encoder.spm_model_file, encoder.do_lower_case, encoder.vocab_file)
+
+
 def _example_call(signature) -> str:
     """`name=tf.constant(...)` for each string input of a concrete function, for the README."""
     args = []

@@ -40,18 +40,17 @@ class TextClassifierModule(tf.Module):
 
 def export_text_classifier(model, task, export_dir) -> str:
     """Export a GLUE classifier with a raw-text `serving_default` signature (text_a[, text_b])."""
-    encoder = task.encoder
-    tokenizer = serving.graph_tokenizer(encoder.spm_model_file, encoder.do_lower_case,
-                                        encoder.vocab_file)
+    tokenizer = serving.encoder_tokenizer(task.encoder)
     pair = task.processor.has_text_b()
     threshold = task.export_threshold(model) if task.multi_label else None
+    separator = getattr(task.processor, "label_separator", ",")
     module = TextClassifierModule(model, tokenizer, task.max_seq_length,
                                   task.processor.get_labels(), task.is_regression, pair,
-                                  threshold, getattr(task.processor, "label_separator", ","))
+                                  threshold, separator)
     outputs = ("`predictions` [batch] float" if task.is_regression else
                "`probabilities` [batch, labels] float (a sigmoid each), `labels` [batch] the "
                f"labels with probability >= {threshold} (chosen on dev), joined by "
-               f"{getattr(task.processor, 'label_separator', ',')!r}" if task.multi_label else
+               f"{separator!r}" if task.multi_label else
                "`probabilities` [batch, labels] float, `predictions` [batch] int32 label index, "
                "`labels` [batch] label name")
     return serving.save_module(module, module.serve.get_concrete_function(), export_dir,

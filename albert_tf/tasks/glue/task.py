@@ -177,8 +177,7 @@ class GlueTask:
         logging.info("multi-label test predictions at threshold %.2f (chosen on dev)", threshold)
         probs = self._probabilities(model, "test", batch_size)
         names, sep = self.processor.labels, self.processor.label_separator
-        results = fileio.join(output_dir, "test_results.tsv")
-        write_text_atomic(results, "".join("\t".join(f"{v:.8f}" for v in row) + "\n" for row in probs))
+        results = _write_table(output_dir, probs)
         preds = fileio.join(output_dir, CUSTOM_PREDICTIONS)
         rows = ["index\tprediction\n"] + [
             f"{e.guid.split('-')[-1]}\t{sep.join(n for n, p in zip(names, row) if p >= threshold)}\n"
@@ -204,9 +203,7 @@ class GlueTask:
             examples = self.examples("test", task)
             if task == self.task:
                 table = out["predictions"][:, None] if self.is_regression else out["probabilities"]
-                path = fileio.join(output_dir, "test_results.tsv")
-                write_text_atomic(path, "".join("\t".join(f"{v:.8f}" for v in row) + "\n" for row in table))
-                written.append(path)
+                written.append(_write_table(output_dir, table))
             custom = task == "custom"
             name = CUSTOM_PREDICTIONS if custom else glue.submission_file_name(task)
             path = fileio.join(output_dir, name)
@@ -214,6 +211,14 @@ class GlueTask:
                                   processor=self.processor if custom else None)
             written.append(path)
         return written
+
+
+def _write_table(output_dir, table) -> str:
+    """test_results.tsv: a row of tab-separated values (probabilities, or the regression
+    prediction) per test example, as Google's run_classifier writes it."""
+    path = fileio.join(output_dir, "test_results.tsv")
+    write_text_atomic(path, "".join("\t".join(f"{v:.8f}" for v in row) + "\n" for row in table))
+    return path
 
 
 def classifier_model_fn(config, task: GlueTask, dropout_prob=0.1):

@@ -43,9 +43,7 @@ class TokenClassifierModule(tf.Module):
 
 def export_token_classifier(model, task, export_dir) -> str:
     """Export an NER model with a raw-text `serving_default` signature (text → word labels)."""
-    encoder = task.encoder
-    tokenizer = serving.graph_tokenizer(encoder.spm_model_file, encoder.do_lower_case,
-                                        encoder.vocab_file)
+    tokenizer = serving.encoder_tokenizer(task.encoder)
     module = TokenClassifierModule(model, tokenizer, task.max_seq_length, task.labels)
     return serving.save_module(module, module.serve.get_concrete_function(), export_dir,
                                "NER (token classification)",

@@ -64,9 +64,7 @@ class RaceModule(tf.Module):
 
 def export_race(model, task, export_dir) -> str:
     """Export a RACE model with a raw-text `serving_default` signature."""
-    encoder = task.encoder
-    tokenizer = serving.graph_tokenizer(encoder.spm_model_file, encoder.do_lower_case,
-                                        encoder.vocab_file)
+    tokenizer = serving.encoder_tokenizer(task.encoder)
     module = RaceModule(model, tokenizer, task.max_seq_length, task.max_qa_length)
     return serving.save_module(
         module, module.serve.get_concrete_function(), export_dir, "RACE",
