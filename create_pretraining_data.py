@@ -10,7 +10,9 @@ docs/pretraining_data.md for what differs from Google's script.
 """
 import json
 
-from absl import app, flags, logging
+from absl import flags, logging
+from albert_tf.pretraining.validate import validate_pretraining_data
+from albert_tf.pretraining.builder import build_pretraining_data
 
 FLAGS = flags.FLAGS
 
@@ -51,9 +53,7 @@ def _log_progress(p: dict):
 
 def main(argv):
     del argv
-    from albert_tf.pretraining.validate import validate_pretraining_data
     inputs = validate_pretraining_data(FLAGS)
-    from albert_tf.pretraining.builder import build_pretraining_data
     logging.info("*** Reading from %d input files ***", len(inputs))
     for path in inputs:
         logging.info("  %s", path)

@@ -1,8 +1,12 @@
 """Fine-tune ALBERT on a GLUE task or your own CSV/TSV/JSONL files (Google's run_classifier.py
 flags, plus --task_name=custom and its column flags), evaluate, predict, export."""
-from absl import app, flags
+from absl import flags
 
 from albert_tf.engine.flags import define_finetuning_flags, options_from_flags
+from albert_tf.engine import validation
+from albert_tf.tasks.recipes import apply_recipe
+from albert_tf.tasks.glue.validate import (custom_processor, preload_glue, save_custom_labels, validate_classifier)
+from albert_tf.text.encoding import TextEncoder
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("data_dir", None, "Folder holding the GLUE task folders (CoLA/, MNLI/, ...), "
@@ -28,15 +32,11 @@ define_finetuning_flags()
 
 def main(argv):
     del argv
-    from albert_tf.engine import validation
-    from albert_tf.tasks.recipes import apply_recipe
     apply_recipe(FLAGS, "run_classifier.py")  # before the checks: they see the recipe's values
-    from albert_tf.tasks.glue.validate import (custom_processor, preload_glue,
-                                               save_custom_labels, validate_classifier)
     # the strategy first: MultiWorkerMirroredStrategy must precede any other TF op
     strategy = validation.strategy_from_flags(FLAGS, "train_batch_size")
     config = validate_classifier(FLAGS)
-    from albert_tf.tasks.glue.task import GlueTask, TextEncoder, run_glue
+    from albert_tf.tasks.glue.task import GlueTask, run_glue
     opts = options_from_flags(FLAGS)
     encoder = TextEncoder.from_files(FLAGS.spm_model_file, FLAGS.vocab_file, FLAGS.do_lower_case)
     task = GlueTask(FLAGS.task_name, FLAGS.data_dir, encoder, FLAGS.max_seq_length,

@@ -5,6 +5,11 @@ export a raw-text SavedModel (text → a label per word)."""
 from absl import flags
 
 from albert_tf.engine.flags import define_finetuning_flags, options_from_flags
+from albert_tf.engine import validation
+from albert_tf.tasks.recipes import apply_recipe
+from albert_tf.tasks.ner.validate import preload_ner, task_labels, validate_ner
+from albert_tf.tasks.serving import exporter
+from albert_tf.text.encoding import TextEncoder
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("data_dir", None, "Folder holding train.txt, dev.txt (or valid.txt), test.txt.")
@@ -20,18 +25,13 @@ define_finetuning_flags(max_seq_length=128, learning_rate=5e-5, train_step=1000,
 
 def main(argv):
     del argv
-    from albert_tf.engine import validation
-    from albert_tf.tasks.recipes import apply_recipe
     apply_recipe(FLAGS, "run_ner.py")  # no recipe is for it: --recipe is one error line
-    from albert_tf.tasks.ner.validate import preload_ner, task_labels, validate_ner
     # the strategy first: MultiWorkerMirroredStrategy must precede any other TF op
     strategy = validation.strategy_from_flags(FLAGS, "train_batch_size")
     config = validate_ner(FLAGS)
     from albert_tf.engine.finetuning import run_finetuning
     from albert_tf.tasks.ner.serving import export_token_classifier
     from albert_tf.tasks.ner.task import NerFiles, NerTask, ner_model_fn
-    from albert_tf.tasks.serving import exporter
-    from albert_tf.text.encoding import TextEncoder
     opts = options_from_flags(FLAGS)
     encoder = TextEncoder.from_files(FLAGS.spm_model_file, FLAGS.vocab_file, FLAGS.do_lower_case)
     files = NerFiles.find(FLAGS.data_dir, train=FLAGS.train_file, dev=FLAGS.dev_file,

@@ -3,9 +3,11 @@
 With no flags, runs the demo: a small ALBERT pretrained for a few minutes on English text that
 ships with Python (pydoc_data.topics). Flags keep the names and defaults of Google's script.
 """
-from absl import app, flags
+from absl import flags
 
 from albert_tf.engine import distribute
+from albert_tf.engine import validation
+from albert_tf.pretraining.validate import validate_pretraining
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("albert_config_file", None, "albert_config.json of the model to pretrain.")
@@ -42,12 +44,10 @@ def main(argv):
         from albert_tf.pretraining.demo import run_demo
         run_demo(output_dir=FLAGS.output_dir or "demo_output")
         return
-    from albert_tf.engine import validation
-    from albert_tf.pretraining.validate import validate_pretraining
     # the strategy first: MultiWorkerMirroredStrategy must precede any other TF op
     strategy = validation.strategy_from_flags(FLAGS, "train_batch_size", "eval_batch_size")
     config = validate_pretraining(FLAGS)
-    from albert_tf.pretraining.task import PretrainingOptions, pretrain
+    from albert_tf.pretraining.pretrain import PretrainingOptions, pretrain
     opts = PretrainingOptions(**{f: FLAGS[f].value for f in PretrainingOptions.__dataclass_fields__
                                  if f in FLAGS and f != "verbose"})
     pretrain(config, opts, strategy)

@@ -1,7 +1,12 @@
 """Fine-tune ALBERT on RACE multiple-choice reading comprehension (Google's run_race.py flags)."""
-from absl import app, flags
+from absl import flags
 
 from albert_tf.engine.flags import define_finetuning_flags, options_from_flags
+from albert_tf.engine import validation
+from albert_tf.tasks.recipes import apply_recipe
+from albert_tf.tasks.race.validate import preload_race, validate_race
+from albert_tf.text.encoding import TextEncoder
+from albert_tf.tasks.serving import exporter
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("data_dir", None, "Folder that holds RACE/ ({train,dev,test}/{middle,high}/).")
@@ -15,14 +20,10 @@ define_finetuning_flags(learning_rate=1e-5, train_step=12000, warmup_step=1000,
 
 def main(argv):
     del argv
-    from albert_tf.engine import validation
-    from albert_tf.tasks.recipes import apply_recipe
     apply_recipe(FLAGS, "run_race.py")  # before the checks: they see the recipe's values
-    from albert_tf.tasks.race.validate import preload_race, validate_race
     # the strategy first: MultiWorkerMirroredStrategy must precede any other TF op
     strategy = validation.strategy_from_flags(FLAGS, "train_batch_size")
     config = validate_race(FLAGS)
-    from albert_tf.text.encoding import TextEncoder
     from albert_tf.engine.finetuning import run_finetuning
     from albert_tf.tasks.race.task import RaceTask, race_model_fn
     opts = options_from_flags(FLAGS)
@@ -31,7 +32,6 @@ def main(argv):
                     FLAGS.max_qa_length, FLAGS.high_only, FLAGS.middle_only)
     preload_race(task, FLAGS)
     from albert_tf.tasks.race.serving import export_race
-    from albert_tf.tasks.serving import exporter
     run_finetuning(task, race_model_fn(config, FLAGS.dropout_prob), opts, strategy,
                    do_train=FLAGS.do_train, do_eval=FLAGS.do_eval, do_predict=FLAGS.do_predict,
                    export_fn=exporter(export_race, task, FLAGS.export_dir))

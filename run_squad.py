@@ -2,9 +2,14 @@
 import math
 import os
 
-from absl import app, flags
+from absl import flags
 
 from albert_tf.engine.flags import define_finetuning_flags, options_from_flags
+from albert_tf.engine import validation
+from albert_tf.tasks.recipes import apply_recipe
+from albert_tf.tasks.squad.validate import preload_squad, validate_squad
+from albert_tf.text.tokenization import FullTokenizer
+from albert_tf.tasks.serving import exporter
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("train_file", None, "SQuAD json for training (train-v1.1.json / train-v2.0.json).")
@@ -27,16 +32,12 @@ define_finetuning_flags(max_seq_length=384, train_batch_size=32, learning_rate=5
 
 def main(argv):
     del argv
-    from albert_tf.engine import validation
-    from albert_tf.tasks.recipes import apply_recipe
     apply_recipe(FLAGS, "run_squad.py")  # before the checks: they see the recipe's values
-    from albert_tf.tasks.squad.validate import preload_squad, validate_squad
     # the strategy first: MultiWorkerMirroredStrategy must precede any other TF op
     strategy = validation.strategy_from_flags(FLAGS, "train_batch_size")
     config = validate_squad(FLAGS)
     from albert_tf.engine.finetuning import run_finetuning
     from albert_tf.tasks.squad.task import SquadSettings, SquadTask, squad_model_fn
-    from albert_tf.text.tokenization import FullTokenizer
     preload_squad(FLAGS)
     cache = FLAGS.cached_dir or os.path.dirname(FLAGS.train_feature_file or FLAGS.predict_feature_file
                                                 or "") or FLAGS.output_dir
@@ -56,7 +57,6 @@ def main(argv):
     FLAGS.train_step = FLAGS.train_step or 1
     FLAGS.warmup_step = FLAGS.warmup_step or 0
     opts = options_from_flags(FLAGS)
-    from albert_tf.tasks.serving import exporter
     from albert_tf.tasks.squad.serving import export_squad
     run_finetuning(task, squad_model_fn(config, settings, FLAGS.dropout_prob), opts, strategy,
                    do_train=FLAGS.do_train, do_eval=FLAGS.do_eval, do_predict=FLAGS.do_predict,

@@ -20,14 +20,17 @@ import sys
 
 import numpy as np
 
-from albert_tf.errors import InputError
+from albert_tf.core.errors import InputError
+from albert_tf.core import fileio
+from albert_tf.engine import validation as v
+from albert_tf.inference.representations import check_layers
+from albert_tf.inference.representations import (encoder_of, extract_representations, load_pretrained, read_texts)
 
 OUTPUT_KINDS = (".jsonl", ".npz")
 
 
 def write_jsonl(path, result):
     """Google's per-token JSON lines (only real tokens), or one pooled vector per line."""
-    from albert_tf import fileio
     with fileio.atomic_path(path) as tmp, fileio.open_file(tmp, "w") as f:
         for i, tokens in enumerate(result["tokens"]):
             if "pooled" in result:
@@ -43,7 +46,6 @@ def write_jsonl(path, result):
 
 def write_npz(path, result):
     """All arrays of `result` in one .npz (tokens as a fixed-width string array, "" padded)."""
-    from albert_tf import fileio
     n, length = result["input_ids"].shape
     tokens = np.full((n, length), "", dtype=object)
     for i, row in enumerate(result["tokens"]):
@@ -63,8 +65,6 @@ def parse_layers(text) -> list:
 
 def _check(args):
     """Every flag and file, before any weights are read; returns (layers, config)."""
-    from albert_tf import fileio
-    from albert_tf.engine import validation as v
     v.check_file("input_file", args.input_file, "input file")
     if not v.check_utf8("input_file", args.input_file):
         raise InputError(f"--input_file: {args.input_file} holds only blank lines")
@@ -91,7 +91,6 @@ def _check(args):
 
 def _check_against(args, layers, config):
     """--max_seq_length and --layers must fit the model's config."""
-    from albert_tf.representations import check_layers
     if not 2 <= args.max_seq_length <= config.max_position_embeddings:
         raise InputError(f"--max_seq_length={args.max_seq_length}: must be in 2.."
                          f"{config.max_position_embeddings} (the model's max_position_embeddings)")
@@ -103,8 +102,6 @@ def _check_against(args, layers, config):
 
 def run(args) -> dict:
     """Check the flags, load the model, compute the features and write the output file."""
-    from albert_tf.representations import (encoder_of, extract_representations, load_pretrained,
-                                           read_texts)
     layers, config = _check(args)
     try:
         model, encoder = load_pretrained(

@@ -35,7 +35,6 @@ import tensorflow as tf  # noqa: E402
 import keras  # noqa: E402
 
 from albert_tf import AlbertConfig  # noqa: E402
-from albert_tf.engine import bucketing  # noqa: E402
 from albert_tf.engine.finetuning import predict_records, records_dataset  # noqa: E402
 from albert_tf.engine.records import decode  # noqa: E402
 
@@ -124,7 +123,7 @@ def timed(fn):
 
 def bench_seq(c, seq, batch, steps, rounds, cache, spm_model_file, copies, padding_free=True):
     from albert_tf.modeling.padding_free import set_padding_free
-    from albert_tf.modeling.tasks import AlbertClassifier
+    from albert_tf.modeling.finetuning_models import AlbertClassifier
     path, n, spec = records(seq, cache, spm_model_file, copies)
     ours = set_padding_free(AlbertClassifier(c, 2, dropout_prob=0.0), padding_free)
     ours.compile(optimizer=keras.optimizers.Adam(1e-5))

@@ -75,7 +75,7 @@ def inputs(c: AlbertConfig, batch: int, seq: int):
 
 def models(c: AlbertConfig):
     import keras_hub
-    from albert_tf.modeling.tasks import AlbertClassifier
+    from albert_tf.modeling.finetuning_models import AlbertClassifier
     ours = AlbertClassifier(c, 2, dropout_prob=0.0)
     backbone = keras_hub.models.AlbertBackbone(
         vocabulary_size=c.vocab_size, num_layers=c.num_hidden_layers, num_heads=c.num_attention_heads,

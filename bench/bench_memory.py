@@ -29,7 +29,7 @@ import numpy as np
 import tensorflow as tf
 import keras
 from albert_tf import AlbertConfig
-from albert_tf.modeling.tasks import AlbertClassifier
+from albert_tf.modeling.finetuning_models import AlbertClassifier
 
 def rss(field):
     for line in open("/proc/self/status"):

@@ -72,7 +72,7 @@ def google_ids(sp, lines) -> int:
 
 def python_path(tok, lines) -> int:
     """preprocess_text + tokenize + convert_tokens_to_ids per line (the builders' usage)."""
-    from albert_tf.text.tokenization import preprocess_text
+    from albert_tf.text.normalization import preprocess_text
     n = 0
     for line in lines:
         n += len(tok.convert_tokens_to_ids(tok.tokenize(preprocess_text(line, lower=True))))
@@ -81,13 +81,13 @@ def python_path(tok, lines) -> int:
 
 def python_encode(tok, lines) -> int:
     """preprocess_text + encode (ids directly) per line."""
-    from albert_tf.text.tokenization import preprocess_text
+    from albert_tf.text.normalization import preprocess_text
     return sum(len(tok.encode(preprocess_text(line, lower=True))) for line in lines)
 
 
 def python_batch(tok, lines, batch) -> int:
     """preprocess_text per line + encode_batch per chunk of lines."""
-    from albert_tf.text.tokenization import preprocess_text
+    from albert_tf.text.normalization import preprocess_text
     n = 0
     for i in range(0, len(lines), batch):
         chunk = [preprocess_text(l, lower=True) for l in lines[i:i + batch]]

@@ -375,8 +375,8 @@ def test_verbose_errors_keeps_the_traceback(files, tmp_path):
 
 # ---- the library checks behind the drivers -------------------------------------------------------
 def test_config_typo_is_an_error_but_released_unused_keys_round_trip():
-    from albert_tf.config import AlbertConfig, KNOWN_UNUSED_KEYS
-    from albert_tf.errors import InputError
+    from albert_tf.core.config import AlbertConfig, KNOWN_UNUSED_KEYS
+    from albert_tf.core.errors import InputError
     released = {"vocab_size": 30000, "hidden_size": 768, "num_attention_heads": 12,
                 "net_structure_type": 0, "gap_size": 0, "num_memory_blocks": 0, "layers_to_keep": []}
     assert set(KNOWN_UNUSED_KEYS) <= set(released)
@@ -391,9 +391,10 @@ def test_config_typo_is_an_error_but_released_unused_keys_round_trip():
                                      {"sharing": "none"}, {"embedding_size": 32}])
 def test_expected_shapes_are_those_of_the_built_model(changes, fixtures_dir):
     """The config-only shape table equals the variables a built model has, for every layout."""
-    from albert_tf.formats.tf1 import encoder_variable_map, expected_encoder_shapes
-    from albert_tf.config import AlbertConfig
-    from albert_tf.modeling.models import AlbertModel
+    from albert_tf.formats.tf1 import expected_encoder_shapes
+    from albert_tf.modeling.names import encoder_variable_map
+    from albert_tf.core.config import AlbertConfig
+    from albert_tf.modeling.albert_model import AlbertModel
     import numpy as np
     config = AlbertConfig.from_json_file(fixtures_dir / "albert_tiny" / "albert_config.json").replace(**changes)
     model = AlbertModel(config)
@@ -409,10 +410,10 @@ def test_init_from_checkpoint_errors_and_report(fixtures_dir, tmp_path, caplog):
     import logging
     import numpy as np
     import tensorflow as tf
-    from albert_tf.config import AlbertConfig
-    from albert_tf.errors import InputError
-    from albert_tf.modeling.tasks import AlbertClassifier
-    from albert_tf.engine.training import init_from_checkpoint
+    from albert_tf.core.config import AlbertConfig
+    from albert_tf.core.errors import InputError
+    from albert_tf.modeling.finetuning_models import AlbertClassifier
+    from albert_tf.engine.init_checkpoint import init_from_checkpoint
     config = AlbertConfig.from_json_file(fixtures_dir / "albert_tiny" / "albert_config.json")
     model = AlbertClassifier(config, 2, 0.1)
     ids = np.zeros((1, 4), np.int32)

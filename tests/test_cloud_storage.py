@@ -262,7 +262,7 @@ def test_keras_text_model_from_a_bucket_and_keras_file_round_trip(ram_bucket, fi
     model.save(path)
     for loaded in (albert_tf.load_model(path), AlbertTextClassifier.from_pretrained(path)):
         np.testing.assert_allclose(loaded.predict(texts, verbose=0)["probabilities"], want, atol=1e-6)
-    with pytest.raises(albert_tf.errors.InputError, match=f"{ram_bucket}/nothing"):
+    with pytest.raises(albert_tf.core.errors.InputError, match=f"{ram_bucket}/nothing"):
         AlbertTextClassifier.from_pretrained(f"{ram_bucket}/nothing", num_labels=2)
 
 

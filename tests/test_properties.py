@@ -11,10 +11,13 @@ from hypothesis import given, settings, strategies as st
 
 from albert_tf.tasks.squad import postprocess as pp
 from albert_tf.text import packing
-from albert_tf.tasks.squad import data as squad
 from albert_tf.text.graph_tokenizer import GraphTokenizer
-from albert_tf.text.tokenization import FullTokenizer, preprocess_text
+from albert_tf.text.normalization import preprocess_text
+from albert_tf.text.tokenization import FullTokenizer
 from repo_paths import FIXTURES
+from albert_tf.tasks.squad.alignment import preprocess_with_offsets, tokenize_paragraph
+from albert_tf.tasks.squad.examples import SquadExample
+from albert_tf.tasks.squad.features import convert_examples_to_features
 
 MODEL = str(FIXTURES / "spm.model")
 PY = FullTokenizer(spm_model_file=MODEL)
@@ -162,7 +165,7 @@ def test_graph_encode_equals_python_pipeline(pairs, max_seq_length):
 @settings(max_examples=100)
 @given(TEXT, st.booleans())
 def test_preprocess_with_offsets_traces_every_char(text, lower):
-    out, src = squad.preprocess_with_offsets(text, lower=lower)
+    out, src = preprocess_with_offsets(text, lower=lower)
     assert out == preprocess_text(text, lower=lower)
     assert len(src) == len(out) and src == sorted(src)
     for ch, i in zip(out, src):  # whitespace gives one space; text never comes from whitespace
@@ -172,7 +175,7 @@ def test_preprocess_with_offsets_traces_every_char(text, lower):
 @settings(max_examples=60)
 @given(TEXT)
 def test_piece_offsets_cover_the_paragraph_in_order(paragraph):
-    para = squad.tokenize_paragraph(paragraph, PY)
+    para = tokenize_paragraph(paragraph, PY)
     assert list(para.ids) == PY.encode(preprocess_text(paragraph, lower=True))
     assert len(para.starts) == len(para.ends) == len(para.pieces)
     real = [t for t in range(len(para)) if para.ends[t] > para.starts[t]]
@@ -187,7 +190,7 @@ def test_piece_offsets_cover_the_paragraph_in_order(paragraph):
 
 def _example(paragraph, start, end):
     answer = paragraph[start:end]
-    return squad.SquadExample("q", "Which words?", paragraph, answer, start, False, (answer,))
+    return SquadExample("q", "Which words?", paragraph, answer, start, False, (answer,))
 
 
 DOC_STRIDE = 64
@@ -197,7 +200,7 @@ MAX_SEQ_LENGTH = 384  # windows of 360+ tokens: an answer of up to ~300 tokens f
 def _answers(example):
     """Texts recovered from every window that holds the answer, and the stats."""
     stats = {}
-    feats = squad.convert_examples_to_features([example], PY, MAX_SEQ_LENGTH, DOC_STRIDE, 16,
+    feats = convert_examples_to_features([example], PY, MAX_SEQ_LENGTH, DOC_STRIDE, 16,
                                                True, stats=stats)
     return [pp.span_text(example, f, f.start_position, f.end_position)
             for f in feats if not f.is_impossible], stats
@@ -214,7 +217,7 @@ def test_any_answer_span_never_crashes_and_overlaps_the_gold_text(paragraph, dat
     if stats["unmapped_answers"] or stats["alignment_failures"]:
         assert texts == []  # dropped, and counted
         return
-    para = squad.tokenize_paragraph(paragraph, PY)
+    para = tokenize_paragraph(paragraph, PY)
     first, last = para.char_span_to_tokens(start, end)
     if last - first < MAX_SEQ_LENGTH - 2 * DOC_STRIDE:  # fits in a window
         assert texts

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from albert_tf import extract_features, fill_mask, load_pretrained
-from albert_tf.representations import encode_texts
+from albert_tf.inference.representations import encode_texts
 
 TEXTS = ["The value is returned by the function.",
          "A module ||| is a file of definitions.",
@@ -101,7 +101,7 @@ def test_fill_mask_is_the_mlm_heads_top_k(tiny, fixtures_dir):
     text = "The value of the [MASK] is returned."
     top = fill_mask(fixtures_dir / "albert_tiny", text, top_k=5)
     assert len(top) == 5 and [p["score"] for p in top] == sorted((p["score"] for p in top), reverse=True)
-    from albert_tf.representations import _mask_ids
+    from albert_tf.inference.representations import _mask_ids
     ids, positions = _mask_ids(encoder, text)
     assert ids[positions[0]] == encoder.tokenizer.mask_id
     logits = model({"input_ids": np.array([ids]), "masked_lm_positions": np.array([positions])})[

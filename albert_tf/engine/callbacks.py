@@ -9,15 +9,15 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.engine.kill_points import _kill_point
-from albert_tf.errors import TrainingError
+from albert_tf.engine.fault_injection import kill_point
+from albert_tf.core.errors import TrainingError
 
 
 class NonFiniteLossError(TrainingError):
     """The training loss became NaN or Inf; no checkpoint was written after it."""
 
 
-class _StopAtStep(keras.callbacks.Callback):
+class StopAtStep(keras.callbacks.Callback):
     """Stop exactly at num_train_steps optimizer steps, whatever the epoch arithmetic."""
 
     def __init__(self, num_steps, step_fn):
@@ -27,7 +27,7 @@ class _StopAtStep(keras.callbacks.Callback):
 
     def on_train_batch_end(self, batch, logs=None):
         step = self.step_fn()
-        _kill_point("step", step)
+        kill_point("step", step)
         if step >= self.num_steps:
             self.model.stop_training = True
 
@@ -36,7 +36,7 @@ def _scalar(value) -> float:
     return float(np.asarray(keras.ops.convert_to_numpy(value)))
 
 
-class _StopOnNonFiniteLoss(keras.callbacks.Callback):
+class StopOnNonFiniteLoss(keras.callbacks.Callback):
     """After every execution: a NaN/Inf loss stops training with NonFiniteLossError naming the
     step, before anything is saved (the epoch's running mean turns non-finite with the first
     bad step, so the first execution that contains it is caught)."""
@@ -59,7 +59,7 @@ class _StopOnNonFiniteLoss(keras.callbacks.Callback):
             f"checkpoint is {self.e.latest_checkpoint() or 'none (nothing was saved)'}")
 
 
-class _StepRateLogger(keras.callbacks.Callback):
+class StepRateLogger(keras.callbacks.Callback):
     """Logs steps/s and examples/s every `every` steps, and writes them, the loss and the
     learning rate to TensorBoard (the engine's own writer: at any iterations_per_loop)."""
 
@@ -91,7 +91,7 @@ class _StepRateLogger(keras.callbacks.Callback):
             self._t, self._s = now, step
 
 
-class _CheckpointAndEvaluate(keras.callbacks.Callback):
+class CheckpointAndEvaluate(keras.callbacks.Callback):
     """At each save point: object checkpoint, evaluation, results files, best TF1 export."""
 
     def __init__(self, engine):

@@ -11,8 +11,8 @@ import traceback
 
 from absl import app, flags
 
-from albert_tf.errors import AlbertError, InputError
-from albert_tf.fileio import storage_error
+from albert_tf.core.errors import AlbertError, InputError
+from albert_tf.core.fileio import storage_error
 
 USAGE_EXIT_CODE = InputError.exit_code
 

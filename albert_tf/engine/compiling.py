@@ -10,6 +10,7 @@ import tensorflow as tf
 
 from albert_tf.engine import distribute
 from albert_tf.engine.run_config import RunConfig
+from keras.src.backend.tensorflow.trainer import reduce_per_replica
 
 
 def compile_for_training(model, optimizer, run: RunConfig, strategy, steps_per_epoch=None):
@@ -23,8 +24,8 @@ def compile_for_training(model, optimizer, run: RunConfig, strategy, steps_per_e
     model.compile(optimizer=optimizer, jit_compile=distribute.jit_compile_default(strategy, run.jit_compile),
                   steps_per_execution=per_execution)
     if per_execution > 1:
-        model.train_function = _step_function(model, model.train_step, per_execution)
-        model.test_function = _step_function(model, model.test_step, 1)
+        model.train_function = step_function(model, model.train_step, per_execution)
+        model.test_function = step_function(model, model.test_step, 1)
     return model
 
 
@@ -40,6 +41,20 @@ def one_step_per_call(model):
         model.steps_per_execution = per_execution
 
 
+@contextlib.contextmanager
+def single_step_training(model):
+    """Within: the training function runs one step per call, so a catch-up epoch of any length
+    fits (the compiled function of --iterations_per_loop steps comes back afterwards)."""
+    saved = model.steps_per_execution, model.train_function
+    if saved[0] > 1:
+        model.steps_per_execution = 1
+        model.train_function = step_function(model, model.train_step, 1)
+    try:
+        yield
+    finally:
+        model.steps_per_execution, model.train_function = saved
+
+
 def compile_for_inference(model, strategy=None, jit_compile=None):
     """compile for evaluate/predict without an optimizer: Keras' default one would be tracked by
     the model and collide with the training optimizer's slots when an object checkpoint of
@@ -49,7 +64,7 @@ def compile_for_inference(model, strategy=None, jit_compile=None):
     return model
 
 
-def _step_function(model, step_fn, steps: int):
+def step_function(model, step_fn, steps: int):
     """A Keras train/test function running `step_fn` `steps` times per call in one tf.function
     looping over the iterator (train: infinite data; evaluation uses steps=1 and stops at the
     end of its data).
@@ -57,7 +72,6 @@ def _step_function(model, step_fn, steps: int):
     Replaces Keras 3's own steps_per_execution loop, which runs each step inside a tf.cond on
     an optional of the next batch; MultiWorkerMirroredStrategy's collectives cannot run there
     ("You must feed a value for placeholder tensor ... multi_step_on_iterator")."""
-    from keras.src.backend.tensorflow.trainer import reduce_per_replica
     strategy = model.distribute_strategy
 
     @tf.function(jit_compile=bool(model.jit_compile), reduce_retracing=True)

@@ -11,6 +11,7 @@ import tempfile
 
 from absl import flags, logging
 import tensorflow as tf
+from albert_tf.core import fileio
 
 STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
 DTYPES = ("float32", "bfloat16", "float16")
@@ -177,7 +178,6 @@ def writable_dir(output_dir: str, strategy=None) -> str:
     """output_dir for the chief; a private temporary dir for the other workers (whose writes
     collective checkpointing still needs, but which nobody reads)."""
     if is_chief(strategy):
-        from albert_tf import fileio
         fileio.makedirs(output_dir)
         return output_dir
     task_type, task_id, _ = task_info()

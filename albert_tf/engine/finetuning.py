@@ -16,7 +16,17 @@ import tensorflow as tf
 
 from albert_tf.engine import bucketing, distribute, training
 from albert_tf.engine.records import decode, shuffled_epochs
-from albert_tf.engine.task import FineTuningTask, check_task
+from albert_tf.engine.task_protocol import FineTuningTask, check_task
+from albert_tf.engine.compiling import compile_for_inference
+from albert_tf.engine.init_checkpoint import init_from_checkpoint
+from albert_tf.engine.results import append_results
+from albert_tf.engine.run_config import RunConfig
+from albert_tf.engine.run_lock import output_dir_lock
+from albert_tf.engine.save_points import BEST_CHECKPOINT
+from albert_tf.engine.optimizers import create_optimizer
+from albert_tf.modeling.padding_free import set_padding_free
+from absl import logging
+from albert_tf.core import fileio
 
 
 @dataclasses.dataclass
@@ -74,7 +84,7 @@ def fake_record(spec: dict) -> dict:
     return {name: tf.zeros([length], kinds[kind]) for name, (kind, length) in spec.items()}
 
 
-def records_dataset(path, spec: dict, batch_size: int, is_training: bool,
+def records_dataset(path, spec: dict, batch_size: int, is_training: bool, *,
                     num_records: Optional[int] = None, seed=None,
                     input_context: Optional[tf.distribute.InputContext] = None,
                     seq_length: Optional[int] = None, buckets: Optional[tuple] = None):
@@ -189,7 +199,6 @@ def _predict_bucketed(model, path, spec, num_records, batch_size, seq_length, to
 
 
 def optimizer_fn(opts: FineTuningOptions):
-    from albert_tf.engine.optimization import create_optimizer
     return lambda: create_optimizer(opts.learning_rate, opts.train_step, opts.warmup_step,
                                     optimizer=opts.optimizer,
                                     gradient_accumulation_steps=opts.gradient_accumulation_steps)
@@ -199,7 +208,6 @@ def padding_free_model_fn(model_fn: Callable, opts: FineTuningOptions) -> Callab
     """`model_fn` whose model encodes padding-free when opts.padding_free (the row-wise work on
     real tokens only: albert_tf/modeling/padding_free.py; not under XLA, which needs static
     shapes)."""
-    from albert_tf.modeling.padding_free import set_padding_free
     return lambda: set_padding_free(model_fn(), opts.padding_free, strict=False)
 
 
@@ -208,11 +216,11 @@ def build_eval_model(model_fn: Callable, opts: FineTuningOptions, strategy=None,
     output_dir, or init_checkpoint, in that order; compiled for prediction."""
     strategy = strategy or tf.distribute.get_strategy()
     with strategy.scope():
-        model = training.compile_for_inference(padding_free_model_fn(model_fn, opts)(), strategy,
+        model = compile_for_inference(padding_free_model_fn(model_fn, opts)(), strategy,
                                                opts.jit_compile)
     source = checkpoint or tf.train.latest_checkpoint(opts.output_dir) or opts.init_checkpoint
     if source:
-        training.init_from_checkpoint(model, source, require_encoder=True)
+        init_from_checkpoint(model, source, require_encoder=True)
     return model
 
 
@@ -223,7 +231,7 @@ def finetune(model_fn: Callable, train_records: tuple, spec: dict, opts: FineTun
     checkpoint with `evaluate_fn(model) -> metrics` and keeping the best as model.ckpt-best.
     Batches are cut to bucket lengths when opts.bucket_by_length and `seq_length` is given."""
     path, _ = train_records
-    run = training.RunConfig(
+    run = RunConfig(
         output_dir=opts.output_dir, num_train_steps=opts.train_step,
         save_checkpoints_steps=opts.save_checkpoints_steps,
         keep_checkpoint_max=opts.keep_checkpoint_max, iterations_per_loop=opts.iterations_per_loop,
@@ -238,14 +246,13 @@ def finetune(model_fn: Callable, train_records: tuple, spec: dict, opts: FineTun
                                                     input_context=ctx, seq_length=seq_length,
                                                     buckets=buckets)
     return training.train(padding_free_model_fn(model_fn, opts), optimizer_fn(opts), dataset_fn,
-                          opts.train_batch_size, run, strategy, evaluate_fn=evaluate_fn,
-                          init_checkpoint=opts.init_checkpoint)
+                          global_batch_size=opts.train_batch_size, run=run, strategy=strategy,
+                          evaluate_fn=evaluate_fn, init_checkpoint=opts.init_checkpoint)
 
 
 def warn_if_random_init(opts: FineTuningOptions, do_train: bool) -> bool:
     """One WARNING when training starts from random weights (no --init_checkpoint and nothing
     to resume in output_dir): the classic "ALBERT gets 50% on SST-2" run. True if warned."""
-    from absl import logging
     if not do_train or opts.init_checkpoint or tf.train.latest_checkpoint(opts.output_dir):
         return False
     logging.warning("--init_checkpoint is not set: training starts from random weights, not a "
@@ -266,15 +273,13 @@ def run_finetuning(task: FineTuningTask, model_fn: Callable, opts: FineTuningOpt
     if not (do_train or do_eval or do_predict or export_fn):
         raise ValueError("at least one of --do_train, --do_eval, --do_predict (or an export) is needed")
     warn_if_random_init(opts, do_train)
-    with training.output_dir_lock(opts.output_dir, strategy), \
+    with output_dir_lock(opts.output_dir, strategy), \
             bucket_by_length(opts.bucket_by_length, opts.tpu_buckets):
         return _run_finetuning(task, model_fn, opts, strategy, do_train, do_eval, do_predict,
                                export_fn)
 
 
 def _run_finetuning(task, model_fn, opts, strategy, do_train, do_eval, do_predict, export_fn):
-    from absl import logging
-    from albert_tf import fileio
     fileio.makedirs(opts.output_dir)
     results = {}
     if do_train:
@@ -282,7 +287,7 @@ def _run_finetuning(task, model_fn, opts, strategy, do_train, do_eval, do_predic
         finetune(model_fn, task.records("train"), task.spec, opts, strategy,
                  evaluate_fn=evaluate_fn, best_metric=task.best_metric,
                  seq_length=getattr(task, "max_seq_length", None))
-    best = fileio.join(opts.output_dir, training.BEST_CHECKPOINT)
+    best = fileio.join(opts.output_dir, BEST_CHECKPOINT)
     checkpoint = best if fileio.exists(best + ".index") else None
     if not (do_eval or do_predict or export_fn):
         return results
@@ -290,7 +295,7 @@ def _run_finetuning(task, model_fn, opts, strategy, do_train, do_eval, do_predic
     if do_eval:
         results = task.evaluate(model, opts.eval_batch_size)
         if distribute.is_chief(strategy):
-            training.append_results(opts.output_dir, {"checkpoint": checkpoint or "latest", **results})
+            append_results(opts.output_dir, {"checkpoint": checkpoint or "latest", **results})
         logging.info("eval results: %s", results)
     if do_predict:
         results["prediction_files"] = task.write_predictions(model, opts.output_dir,

@@ -3,7 +3,7 @@ once here; each driver passes its own defaults."""
 from absl import flags
 
 from albert_tf.engine import distribute
-from albert_tf.errors import InputError
+from albert_tf.core.errors import InputError
 from albert_tf.engine.finetuning import FineTuningOptions
 
 COMMON_DEFAULTS = dict(train_batch_size=32, eval_batch_size=8, predict_batch_size=8,

@@ -4,6 +4,8 @@ import re
 
 from absl import logging
 import tensorflow as tf
+from albert_tf.formats.tf1 import load_original_checkpoint, resolve_checkpoint_path
+from albert_tf.core.errors import InputError
 
 
 def init_from_checkpoint(model, path, **kwargs):
@@ -12,8 +14,6 @@ def init_from_checkpoint(model, path, **kwargs):
 
     The load report (loaded / missing / unused) is always logged; a path that is not a
     checkpoint, or one that lacks encoder variables the model needs, raises InputError."""
-    from albert_tf.formats.tf1 import load_original_checkpoint, resolve_checkpoint_path
-    from albert_tf.errors import InputError
     try:
         path = resolve_checkpoint_path(path)
     except FileNotFoundError as e:
@@ -32,7 +32,6 @@ def _init_from_object_checkpoint(model, path, names):
     The check follows the checkpoint's object graph (model → albert → ...), not the variable
     names: a variable is stored once, under the first path that reaches it (often the
     optimizer's `_trainable_variables/N`), so names alone do not show what a checkpoint holds."""
-    from albert_tf.errors import InputError
     encoder = getattr(model, "albert", model)
     root = (tf.train.Checkpoint(model=tf.train.Checkpoint(albert=encoder)) if encoder is not model
             else tf.train.Checkpoint(model=model))

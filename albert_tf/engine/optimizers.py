@@ -1,5 +1,7 @@
-"""Google's AdamWeightDecay and LAMB as Keras 3 optimizers: exact update rules, global-norm
-clipping of the cross-replica gradient, and gradient accumulation that counts real updates.
+"""Google's ALBERT optimizers as Keras 3 objects: AdamWeightDecay and LAMB with exact update rules,
+global-norm clipping of the cross-replica gradient and gradient accumulation that counts real
+updates, and `create_optimizer`, which pairs one of them with the warmup + polynomial-decay
+learning rate (`learning_rate.WarmupPolynomialDecay`) as Google's `create_optimizer` does.
 
 Why not `keras.optimizers.Lamb` / `AdamW`: see docs/optimization.md (in short: they always apply
 bias correction, put weight decay outside LAMB's trust ratio, match exclusions on the short
@@ -14,7 +16,8 @@ import re
 import keras
 import tensorflow as tf
 
-from albert_tf.engine.optimizer_checks import _check_number, _check_patterns
+from albert_tf.engine.arg_checks import check_number, check_patterns
+from albert_tf.engine.learning_rate import WarmupPolynomialDecay
 
 # Google's `exclude_from_weight_decay`: regexes searched in the variable's full name (path).
 GOOGLE_EXCLUSIONS = ("LayerNorm", "layer_norm", "bias")
@@ -81,21 +84,21 @@ class _GoogleAdam(keras.optimizers.Optimizer):
 
     _layer_adaptation = False
 
-    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
+    def __init__(self, learning_rate=0.001, *, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
                  weight_decay_rate=0.01, exclude_from_weight_decay=GOOGLE_EXCLUSIONS,
                  bias_correction=False, clip_norm=1.0, gradient_accumulation_steps=1,
                  loss_scale_factor=None, name=None, **kwargs):
         kwargs = _reject_keras_options(kwargs)
         if isinstance(learning_rate, numbers.Real) and not isinstance(learning_rate, bool):
-            learning_rate = float(_check_number("learning_rate", learning_rate, low=0))
-        beta_1 = float(_check_number("beta_1", beta_1, low=0, high=1, high_open=True))
-        beta_2 = float(_check_number("beta_2", beta_2, low=0, high=1, high_open=True))
-        epsilon = float(_check_number("epsilon", epsilon, low=0, low_open=True))
-        weight_decay_rate = float(_check_number("weight_decay_rate", weight_decay_rate, low=0))
-        exclusions = _check_patterns("exclude_from_weight_decay", exclude_from_weight_decay)
+            learning_rate = float(check_number("learning_rate", learning_rate, low=0))
+        beta_1 = float(check_number("beta_1", beta_1, low=0, high=1, high_open=True))
+        beta_2 = float(check_number("beta_2", beta_2, low=0, high=1, high_open=True))
+        epsilon = float(check_number("epsilon", epsilon, low=0, low_open=True))
+        weight_decay_rate = float(check_number("weight_decay_rate", weight_decay_rate, low=0))
+        exclusions = check_patterns("exclude_from_weight_decay", exclude_from_weight_decay)
         if clip_norm is not None:
-            clip_norm = float(_check_number("clip_norm", clip_norm, low=0, low_open=True))
-        steps = int(_check_number("gradient_accumulation_steps", gradient_accumulation_steps,
+            clip_norm = float(check_number("clip_norm", clip_norm, low=0, low_open=True))
+        steps = int(check_number("gradient_accumulation_steps", gradient_accumulation_steps,
                                   low=1, integer=True))
         if not isinstance(bias_correction, bool):
             raise ValueError(f"`bias_correction` must be a bool, got {bias_correction!r}")
@@ -288,7 +291,7 @@ class LAMB(_GoogleAdam):
         if exclude_from_layer_adaptation is None:
             self.layer_adaptation_exclusions = list(self.weight_decay_exclusions)
         else:
-            self.layer_adaptation_exclusions = _check_patterns(
+            self.layer_adaptation_exclusions = check_patterns(
                 "exclude_from_layer_adaptation", exclude_from_layer_adaptation)
 
     def _adaptation_exclusions(self):
@@ -300,3 +303,22 @@ class LAMB(_GoogleAdam):
         config = super().get_config()
         config["exclude_from_layer_adaptation"] = list(self.layer_adaptation_exclusions)
         return config
+
+
+_OPTIMIZERS = {"adamw": AdamWeightDecay, "lamb": LAMB}
+
+
+def create_optimizer(init_lr, num_train_steps, num_warmup_steps, *, optimizer="adamw",
+                     poly_power=1.0, start_warmup_step=0, weight_decay_rate=0.01, clip_norm=1.0,
+                     bias_correction=False, gradient_accumulation_steps=1):
+    """Google's `optimization.create_optimizer` as a Keras optimizer: the warmup + polynomial
+    decay schedule (counted in real updates) driving AdamWeightDecay ("adamw") or LAMB ("lamb")
+    with beta 0.9/0.999, epsilon 1e-6, Google's exclusions and global-norm clipping."""
+    if not isinstance(optimizer, str) or optimizer.lower() not in _OPTIMIZERS:
+        raise ValueError(f"`optimizer` must be one of {sorted(_OPTIMIZERS)}, got {optimizer!r}")
+    schedule = WarmupPolynomialDecay(init_lr, num_train_steps, num_warmup_steps,
+                                     poly_power=poly_power, start_warmup_step=start_warmup_step)
+    return _OPTIMIZERS[optimizer.lower()](
+        learning_rate=schedule, weight_decay_rate=weight_decay_rate, clip_norm=clip_norm,
+        bias_correction=bias_correction, gradient_accumulation_steps=gradient_accumulation_steps,
+        name=optimizer.lower())

@@ -19,7 +19,7 @@ import threading
 from absl import logging
 import keras
 
-from albert_tf.errors import PreemptedError
+from albert_tf.core.errors import PreemptedError
 
 
 class _SaveOnSigterm(keras.callbacks.Callback):

@@ -13,8 +13,8 @@ from typing import Callable, Iterable
 import numpy as np
 import tensorflow as tf
 
-from albert_tf import fileio
-from albert_tf.fileio import atomic_path, file_fingerprint, write_text_atomic  # noqa: F401
+from albert_tf.core import fileio
+from albert_tf.core.fileio import atomic_path, file_fingerprint, write_text_atomic  # noqa: F401
 
 
 def _feature(kind, values):

@@ -1,6 +1,6 @@
 """Google's eval_results.txt: the `key = value` layout of one evaluation, appended per
 evaluation so the file reads as Google's run_classifier/run_squad write it."""
-from albert_tf import fileio
+from albert_tf.core import fileio
 
 
 def format_results(results: dict) -> str:

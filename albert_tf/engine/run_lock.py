@@ -22,9 +22,9 @@ import time
 
 from absl import logging
 
-from albert_tf import fileio
+from albert_tf.core import fileio
 from albert_tf.engine import distribute
-from albert_tf.errors import TrainingError
+from albert_tf.core.errors import TrainingError
 
 LOCK_FILE = "albert_tf.lock"  # {"run_id", "pid", "host", "heartbeat"} of the run holding output_dir
 LOCK_TTL_SECONDS = float(os.environ.get("ALBERT_TF_LOCK_TTL", 300))  # older heartbeat: holder gone

@@ -15,12 +15,13 @@ import re
 from absl import logging
 import tensorflow as tf
 
-from albert_tf import fileio
+from albert_tf.core import fileio
 from albert_tf.engine.compiling import one_step_per_call
-from albert_tf.engine.kill_points import _kill_point
+from albert_tf.engine.fault_injection import kill_point
 from albert_tf.engine.results import append_results, format_results
-from albert_tf.errors import StorageError, TrainingError
-from albert_tf.fileio import write_text_atomic
+from albert_tf.core.errors import StorageError, TrainingError
+from albert_tf.core.fileio import write_text_atomic
+from albert_tf.formats.tf1 import save_original_checkpoint
 
 BEST_CHECKPOINT = "model.ckpt-best"
 EVAL_HISTORY = "eval_history.json"  # every evaluation so far, across restarts
@@ -68,7 +69,7 @@ class _CheckpointFiles:
         path = fileio.join(self.directory, name)
         try:
             self.checkpoint.write(path)
-            _kill_point("checkpoint_written", step)
+            kill_point("checkpoint_written", step)
             old = checkpoint_names(self.directory)
             kept = [p for p in old if p != name][-(self.keep - 1):] if self.keep > 1 else []
             write_checkpoint_state(self.directory, kept + [name])
@@ -119,7 +120,7 @@ def restore_latest(checkpoint, directory):
     return None
 
 
-class _Engine:
+class SavePoints:
     """State shared by the callbacks of one `train` call."""
 
     def __init__(self, model, checkpoint, run, evaluate_fn, export_best_fn, chief, write_dir):
@@ -172,7 +173,7 @@ class _Engine:
 
     def save_and_evaluate(self):
         self.save()
-        _kill_point("saved", self.step())
+        kill_point("saved", self.step())
         self.evaluate()
 
     def evaluate(self):
@@ -210,5 +211,4 @@ class _Engine:
 
 
 def _export_tf1(model, path, step):
-    from albert_tf.formats.tf1 import save_original_checkpoint
     save_original_checkpoint(model, path, global_step=step)

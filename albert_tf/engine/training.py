@@ -5,11 +5,10 @@ steps: after each, an object checkpoint (model + optimizer, resumable), an evalu
 checkpoint by the task's `evaluate_fn`, eval_results.txt, TensorBoard summaries, and the best
 checkpoint by the task's metric exported in Google's TF1 format as model.ckpt-best.
 The parts live in `run_config`, `run_lock`, `init_checkpoint`, `compiling`, `callbacks`,
-`save_points`, `results` and `kill_points`; their public names are re-exported here.
+`save_points`, `results` and `fault_injection` (test-only).
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import math
@@ -20,27 +19,17 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from albert_tf import fileio
+from albert_tf.core import fileio
 from albert_tf.engine import distribute
 from albert_tf.engine.callbacks import (
-    NonFiniteLossError, _CheckpointAndEvaluate, _StepRateLogger, _StopAtStep,
-    _StopOnNonFiniteLoss)
-from albert_tf.engine.compiling import compile_for_inference, compile_for_training
+    CheckpointAndEvaluate, StepRateLogger, StopAtStep,
+    StopOnNonFiniteLoss)
+from albert_tf.engine.compiling import compile_for_training, single_step_training
 from albert_tf.engine.init_checkpoint import init_from_checkpoint
-from albert_tf.engine.kill_points import KILL_AT_ENV
 from albert_tf.engine.preemption import save_on_sigterm
-from albert_tf.engine.results import append_results, format_results
 from albert_tf.engine.run_config import RunConfig
-from albert_tf.engine.run_lock import LOCK_FILE, OutputDirLockedError, output_dir_lock
-from albert_tf.engine.save_points import BEST_CHECKPOINT, EVAL_HISTORY, _Engine, restore_latest
-
-__all__ = [
-    "train", "RunConfig", "TrainResult", "weights_fingerprint", "BEST_CHECKPOINT",
-    "EVAL_HISTORY", "LOCK_FILE", "KILL_AT_ENV", "NonFiniteLossError", "OutputDirLockedError",
-    "append_results", "format_results", "compile_for_training", "compile_for_inference",
-    "init_from_checkpoint", "output_dir_lock",
-]
-
+from albert_tf.engine.run_lock import output_dir_lock
+from albert_tf.engine.save_points import SavePoints, restore_latest
 
 @dataclasses.dataclass
 class TrainResult:
@@ -70,107 +59,163 @@ def _seed_states(model):
     return [v for v in model.variables if v.path.endswith("seed_generator_state")]
 
 
-def train(model_fn: Callable[[], keras.Model], optimizer_fn: Callable[[], keras.optimizers.Optimizer],
-          train_dataset_fn: Callable, global_batch_size: int, run: RunConfig, strategy=None, *,
+def train(model_fn: Callable[[], keras.Model],
+          optimizer_fn: Callable[[], keras.optimizers.Optimizer],
+          train_dataset_fn: Callable, *, global_batch_size: int, run: RunConfig, strategy=None,
           evaluate_fn: Optional[Callable[[keras.Model], dict]] = None,
           init_checkpoint: Optional[str] = None, init_kwargs: Optional[dict] = None,
-          export_best_fn=None) -> TrainResult:
-    """Train `model_fn()` (an AlbertTaskModel) to run.num_train_steps optimizer steps.
+          export_best_fn: Optional[Callable] = None) -> TrainResult:
+    """Trains `model_fn()` to `run.num_train_steps` optimizer steps, resuming where it stopped.
 
-    `train_dataset_fn(per_replica_batch, input_context)` returns an infinite dataset of feature
-    dicts. `global_batch_size` is the batch of one optimizer step; with gradient accumulation
-    it is split into gradient_accumulation_steps micro-batches. A run restarted on the same output_dir resumes from its last checkpoint at the same
-    step; otherwise `init_checkpoint` (Google TF1 or ours) initialises the weights.
+    Keras `fit` runs in "epochs" of `run.save_checkpoints_steps` steps; after each one the state
+    is checkpointed, `evaluate_fn` scores it, and the best checkpoint by the task's metric is
+    exported as `model.ckpt-best`. A run restarted on the same output_dir resumes from its last
+    checkpoint at the same step (same batches, same dropout masks); a fresh run is initialised
+    from `init_checkpoint` when one is given.
+
+    Args:
+        model_fn: Builds the model to train (an `AlbertTaskModel`, which carries its own loss),
+            called under `strategy.scope()`.
+        optimizer_fn: Builds the optimizer, e.g. `lambda: create_optimizer(...)`.
+        train_dataset_fn: `(per_replica_batch_size, tf.distribute.InputContext) -> dataset`, an
+            infinite `tf.data.Dataset` of feature dicts.
+        global_batch_size: The examples of one optimizer step over all replicas; with
+            `run.gradient_accumulation_steps` > 1 it is split into that many micro-batches.
+        run: How long to train and when to save, evaluate and log (`RunConfig`).
+        strategy: The `tf.distribute.Strategy`; default: the current one.
+        evaluate_fn: `model -> dict of metrics`, called at each save point; None: no evaluation.
+        init_checkpoint: A TF1 checkpoint (Google's names) or an albert_tf object checkpoint that
+            initialises a fresh run; ignored when the run resumes.
+        init_kwargs: Keyword arguments for `init_from_checkpoint` (e.g. `require_encoder=True`).
+        export_best_fn: `(model, path, step) -> None`, how the best checkpoint is exported;
+            default: a TF1 checkpoint with Google's names.
+
+    Returns:
+        A `TrainResult`: the trained model, the global step, the best evaluation and the
+        evaluation history.
+
+    Raises:
+        OutputDirLockedError: Another live run holds `run.output_dir`.
+        NonFiniteLossError: The loss became NaN or infinite.
+        ValueError: `global_batch_size` is not divisible by the gradient accumulation steps.
+
+    Example:
+
+    >>> import tempfile
+    >>> import tensorflow as tf, albert_tf
+    >>> from albert_tf.engine.run_config import RunConfig
+    >>> from albert_tf.engine.training import train
+    >>> config = albert_tf.AlbertConfig(vocab_size=50, embedding_size=8, hidden_size=16,
+    ...     num_hidden_layers=2, num_attention_heads=2, intermediate_size=32)
+    >>> def dataset_fn(batch_size, context):
+    ...     features = {"input_ids": tf.ones([8, 6], tf.int32), "input_mask": tf.ones([8, 6], tf.int32),
+    ...                 "segment_ids": tf.zeros([8, 6], tf.int32), "label_ids": tf.zeros([8], tf.int32)}
+    ...     return tf.data.Dataset.from_tensor_slices(features).repeat().batch(batch_size)
+    >>> result = train(lambda: albert_tf.AlbertClassifier(config, num_labels=2),
+    ...                lambda: albert_tf.create_optimizer(1e-3, 4, 1), dataset_fn,
+    ...                global_batch_size=4, run=RunConfig(output_dir=tempfile.mkdtemp(), num_train_steps=4,
+    ...                verbose=0))
+    >>> result.global_step
+    4
     """
     strategy = strategy or tf.distribute.get_strategy()
     with output_dir_lock(run.output_dir, strategy):
-        return _train(model_fn, optimizer_fn, train_dataset_fn, global_batch_size, run, strategy,
-                      evaluate_fn, init_checkpoint, init_kwargs, export_best_fn)
+        chief = distribute.is_chief(strategy)
+        write_dir = distribute.writable_dir(run.output_dir, strategy)
+        if not chief:
+            fileio.makedirs(run.output_dir)
+        if run.seed is not None:
+            keras.utils.set_random_seed(run.seed)
+        model, checkpoint = _build(model_fn, optimizer_fn, run, strategy)
+        resumed = _restore_or_initialize(model, checkpoint, run.output_dir, init_checkpoint,
+                                         init_kwargs)
+        save_points = SavePoints(model, checkpoint, run, evaluate_fn, export_best_fn, chief,
+                                 write_dir)
+        start = save_points.step()
+        if resumed and _at_save_point(start, run) and evaluate_fn is not None \
+                and start not in save_points.evaluated_steps():
+            save_points.evaluate()  # the previous run was stopped between this checkpoint and its eval
+        if start >= run.num_train_steps:
+            logging.info("already trained to step %d >= num_train_steps %d", start,
+                         run.num_train_steps)
+            return TrainResult(model, start, save_points.best, save_points.history)
+        if global_batch_size % run.gradient_accumulation_steps:
+            raise ValueError(f"train batch size {global_batch_size} is not divisible by "
+                             f"--gradient_accumulation_steps {run.gradient_accumulation_steps}")
+        history = _fit(model, save_points, train_dataset_fn, global_batch_size, run, strategy,
+                       run.verbose if chief else 0)
+        logging.info("trained to step %d; weights sha256 %s", save_points.step(),
+                     weights_fingerprint(model))
+        if not chief:  # a non-chief's checkpoints and summaries are only for the collectives
+            fileio.rmtree(write_dir)
+        return TrainResult(model, save_points.step(), save_points.best, save_points.history,
+                           getattr(history, "history", {}))
 
 
-def _train(model_fn, optimizer_fn, train_dataset_fn, global_batch_size, run, strategy,
-           evaluate_fn, init_checkpoint, init_kwargs, export_best_fn) -> TrainResult:
-    chief = distribute.is_chief(strategy)
-    write_dir = distribute.writable_dir(run.output_dir, strategy)
-    if not chief:
-        fileio.makedirs(run.output_dir)
-    micro = run.gradient_accumulation_steps
-    save_every = min(run.save_checkpoints_steps, run.num_train_steps)
-    steps_per_epoch = save_every * micro  # fit counts micro-batches
-    if run.seed is not None:
-        keras.utils.set_random_seed(run.seed)
-    model, checkpoint = _build(model_fn, optimizer_fn, run, strategy, steps_per_epoch)
-    latest = restore_latest(checkpoint, run.output_dir)
+def _save_every(run) -> int:
+    return min(run.save_checkpoints_steps, run.num_train_steps)
+
+
+def _at_save_point(step, run) -> bool:
+    return step % _save_every(run) == 0 or step >= run.num_train_steps
+
+
+def _restore_or_initialize(model, checkpoint, output_dir, init_checkpoint, init_kwargs) -> bool:
+    """Restores the latest checkpoint of output_dir, else initialises from `init_checkpoint`;
+    True when the run resumed."""
+    latest = restore_latest(checkpoint, output_dir)
     if latest:
         logging.info("resumed from %s", latest)
     elif init_checkpoint:
         init_from_checkpoint(model, init_checkpoint, **(init_kwargs or {}))
-    engine = _Engine(model, checkpoint, run, evaluate_fn, export_best_fn, chief, write_dir)
-    start = engine.step()
-    epochs = math.ceil(run.num_train_steps / save_every)
+    return bool(latest)
+
+
+def _fit(model, save_points, train_dataset_fn, global_batch_size, run, strategy, verbose):
+    """Keras fit from the current step to run.num_train_steps, one epoch per save point (a run
+    preempted between save points first steps up to the next one); returns fit's History."""
+    micro = run.gradient_accumulation_steps
+    save_every = _save_every(run)
+    start = save_points.step()
     initial_epoch = start // save_every
-    at_save_point = start % save_every == 0 or start >= run.num_train_steps
-    if latest and at_save_point and evaluate_fn is not None and start not in engine.evaluated_steps():
-        engine.evaluate()  # the previous run was stopped between this checkpoint and its eval
-    if start >= run.num_train_steps:
-        logging.info("already trained to step %d >= num_train_steps %d", start, run.num_train_steps)
-        return TrainResult(model, start, engine.best, engine.history)
-    if global_batch_size % micro:
-        raise ValueError(f"train batch size {global_batch_size} is not divisible by "
-                         f"--gradient_accumulation_steps {micro}")
-    # One optimizer step consumes `micro` micro-batches that together make the global batch.
-    dataset_at = lambda step: distribute.distribute_dataset(  # noqa: E731
-        strategy, _resumed_dataset_fn(train_dataset_fn, step * micro), global_batch_size // micro)
-    with save_on_sigterm(engine) as on_sigterm:
+
+    def dataset_at(step):  # one optimizer step consumes `micro` micro-batches of the global batch
+        return distribute.distribute_dataset(
+            strategy, _resumed_dataset_fn(train_dataset_fn, step * micro), global_batch_size // micro)
+
+    with save_on_sigterm(save_points) as on_sigterm:
+        writer = tf.summary.create_file_writer(fileio.join(save_points.write_dir, "train"))
         callbacks = [
-            _StopOnNonFiniteLoss(engine, model.steps_per_execution),
-            _StopAtStep(run.num_train_steps, engine.step),
-            _StepRateLogger(run.log_every_steps, global_batch_size,
-                            tf.summary.create_file_writer(fileio.join(write_dir, "train")), engine.step),
-            _CheckpointAndEvaluate(engine), on_sigterm,
+            StopOnNonFiniteLoss(save_points, model.steps_per_execution),
+            StopAtStep(run.num_train_steps, save_points.step),
+            StepRateLogger(run.log_every_steps, global_batch_size, writer, save_points.step),
+            CheckpointAndEvaluate(save_points), on_sigterm,
         ]
-        verbose = run.verbose if chief else 0
-        if not at_save_point:  # preempted between save points: steps up to the next one first
+        if not _at_save_point(start, run):  # preempted between save points
             initial_epoch += 1
-            with _one_step_per_call(model):
+            with single_step_training(model):
                 model.fit(dataset_at(start), epochs=1,
                           steps_per_epoch=(initial_epoch * save_every - start) * micro,
                           callbacks=callbacks, verbose=verbose)
-        history = model.fit(dataset_at(engine.step()), epochs=epochs, steps_per_epoch=steps_per_epoch,
-                            initial_epoch=initial_epoch, callbacks=callbacks, verbose=verbose) \
-            if engine.step() < run.num_train_steps else keras.callbacks.History()
-    logging.info("trained to step %d; weights sha256 %s", engine.step(), weights_fingerprint(model))
-    if not chief:  # a non-chief's checkpoints and summaries are only for the collectives
-        fileio.rmtree(write_dir)
-    return TrainResult(model, engine.step(), engine.best, engine.history,
-                       getattr(history, "history", {}))
+        if save_points.step() >= run.num_train_steps:
+            return keras.callbacks.History()
+        return model.fit(dataset_at(save_points.step()),
+                         epochs=math.ceil(run.num_train_steps / save_every),
+                         steps_per_epoch=save_every * micro,  # fit counts micro-batches
+                         initial_epoch=initial_epoch, callbacks=callbacks, verbose=verbose)
 
 
-def _build(model_fn, optimizer_fn, run, strategy, steps_per_epoch):
+def _build(model_fn, optimizer_fn, run, strategy):
     """The model, compiled for training under the strategy, and the checkpoint of its state."""
     with strategy.scope():
         model = model_fn()
         optimizer = optimizer_fn()
         optimizer.build(model.trainable_variables)
-        compile_for_training(model, optimizer, run, strategy, steps_per_epoch)
+        compile_for_training(model, optimizer, run, strategy,
+                             _save_every(run) * run.gradient_accumulation_steps)
         checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer,
                                          seed_states=_seed_states(model))
     return model, checkpoint
-
-
-@contextlib.contextmanager
-def _one_step_per_call(model):
-    """Within: the training function runs one step per call, so a catch-up epoch of any length
-    fits (the compiled function of --iterations_per_loop steps comes back afterwards)."""
-    from albert_tf.engine.compiling import _step_function
-    saved = model.steps_per_execution, model.train_function
-    if saved[0] > 1:
-        model.steps_per_execution = 1
-        model.train_function = _step_function(model, model.train_step, 1)
-    try:
-        yield
-    finally:
-        model.steps_per_execution, model.train_function = saved
 
 
 def weights_fingerprint(model) -> str:

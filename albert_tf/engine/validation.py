@@ -12,8 +12,9 @@ import difflib
 import math
 import os
 
-from albert_tf import fileio
-from albert_tf.errors import InputError
+from albert_tf.core import fileio
+from albert_tf.core.errors import InputError
+from albert_tf.core.config import AlbertConfig
 
 
 # ---- flags ------------------------------------------------------------------------------------
@@ -162,7 +163,6 @@ def check_has_checkpoint(FLAGS, why):
 # ---- model files ------------------------------------------------------------------------------
 def load_config(flag, path):
     """The AlbertConfig of `path`; unknown keys, bad values and bad JSON are InputErrors."""
-    from albert_tf.config import AlbertConfig
     check_file(flag, path, "config file")
     try:
         return AlbertConfig.from_json_file(path)

@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 
-from albert_tf import fileio
+from albert_tf.core import fileio
 
 # Where each format keeps its SentencePiece model, relative to its folder.
 SPM_FILES = ("spiece.model", "assets/tokenizer/vocabulary.spm",

@@ -13,10 +13,15 @@ import os
 
 import numpy as np
 
-from albert_tf import fileio
+from albert_tf.core import fileio
 from albert_tf.formats.common import (PROJECTION, ExportReport, check_identity_projection,
                                       copy_spm_model, identity_projection, rename)
-from albert_tf.formats.tf1 import assign_google_named, original_variable_map
+from albert_tf.formats.tf1 import assign_google_named
+from albert_tf.modeling.names import original_variable_map
+from albert_tf.modeling.albert_model import AlbertModel, AlbertPretrainer
+from albert_tf.modeling.finetuning_models import (AlbertClassifier, AlbertMultipleChoice, AlbertTokenClassifier)
+from albert_tf.modeling.squad_models import AlbertSquadV1
+from albert_tf.core.config import AlbertConfig
 
 WEIGHTS_FILE = "model.safetensors"
 INDEX_FILE = "model.safetensors.index.json"
@@ -85,10 +90,6 @@ def _from_hf(google_name, value):
 # ---- configs ----------------------------------------------------------------------------------
 def _architecture(model):
     """(transformers architecture, extra config keys) of an albert_tf model."""
-    from albert_tf.modeling.models import AlbertModel, AlbertPretrainer
-    from albert_tf.modeling.tasks import (AlbertClassifier, AlbertMultipleChoice,
-                                          AlbertTokenClassifier)
-    from albert_tf.modeling.squad import AlbertSquadV1
     if isinstance(model, AlbertPretrainer):
         return "AlbertForPreTraining", {}
     if isinstance(model, AlbertTokenClassifier):
@@ -135,7 +136,6 @@ def hf_config(model) -> dict:
 
 def config_from_hf(data: dict, path="config.json"):
     """The AlbertConfig of a transformers config.json dict; errors name `path` and the key."""
-    from albert_tf.config import AlbertConfig
     if data.get("model_type") != "albert":
         raise ValueError(f"{path}: model_type is {data.get('model_type')!r}, not 'albert'")
     if data.get("position_embedding_type", "absolute") != "absolute":
@@ -164,10 +164,6 @@ def _num_labels(data):
 
 def model_for_hf_config(data: dict, config):
     """The albert_tf model matching config.json's `architectures` (AlbertModel if none fits)."""
-    from albert_tf.modeling.models import AlbertModel, AlbertPretrainer
-    from albert_tf.modeling.tasks import (AlbertClassifier, AlbertMultipleChoice,
-                                          AlbertTokenClassifier)
-    from albert_tf.modeling.squad import AlbertSquadV1
     arch = (data.get("architectures") or ["AlbertModel"])[0]
     dropout = data.get("classifier_dropout_prob", 0.1)
     if arch in ("AlbertForPreTraining", "AlbertForMaskedLM"):

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import os
 
-from albert_tf import fileio
+from albert_tf.core import fileio
 from albert_tf.formats.common import (PROJECTION as _PROJECTION, ExportReport, check_identity_projection,
                                       identity_projection, rename, reshape_checked)
-from albert_tf.formats.tf1 import assign_google_named, encoder_variable_map, original_variable_map
+from albert_tf.formats.tf1 import assign_google_named
+from albert_tf.modeling.names import encoder_variable_map, original_variable_map
+from albert_tf.core.config import AlbertConfig
+from albert_tf.modeling.albert_model import AlbertModel, AlbertPretrainer
 
 _BLOCK = r"bert/encoder/transformer/group_(\d+)/inner_group_(\d+)/"
 _KH_BLOCK = r"group_\1_inner_layer_\2/"
@@ -67,7 +70,6 @@ def backbone_kwargs(config) -> dict:
 
 def config_from_backbone(backbone):
     """The AlbertConfig of a keras-hub AlbertBackbone (Google's tanh "gelu", one dropout rate)."""
-    from albert_tf.config import AlbertConfig
     b = backbone
     return AlbertConfig(vocab_size=b.vocabulary_size, embedding_size=b.embedding_dim,
                         hidden_size=b.hidden_dim, num_hidden_layers=b.num_layers,
@@ -206,7 +208,6 @@ def load_keras_hub(source, model=None):
     albert_tf model (unless `model` is given: an AlbertPretrainer for an AlbertMaskedLM, else an
     AlbertModel, from the backbone's config). Returns (model, LoadReport); heads keras-hub does
     not hold (SOP, task heads) are reported missing."""
-    from albert_tf.modeling.models import AlbertModel, AlbertPretrainer
     backbone, holder, label = _read_source(source)
     if model is None:
         config = config_from_backbone(backbone)

@@ -13,8 +13,8 @@ import re
 import numpy as np
 import tensorflow as tf
 
-from albert_tf import fileio
-from albert_tf.errors import InputError
+from albert_tf.core import fileio
+from albert_tf.core.errors import InputError
 from albert_tf.formats import albert_zh
 from albert_tf.modeling.names import (  # noqa: F401  (re-exported: the converters' view)
     encoder_variable_map, original_variable_map)

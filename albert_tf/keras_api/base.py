@@ -10,10 +10,16 @@ import os
 import keras
 import tensorflow as tf
 
-from albert_tf import fileio
-from albert_tf.engine import optimization  # noqa: F401  (a compiled .keras file names its classes)
-from albert_tf.errors import InputError
+from albert_tf.core import fileio
+from albert_tf.engine import optimizers  # noqa: F401  (a compiled .keras file names its optimizer and schedule classes)
+from albert_tf.core.errors import InputError
 from albert_tf.keras_api import data
+from albert_tf.formats.common import find_tokenizer
+from albert_tf.core.config import AlbertConfig
+from albert_tf.modeling.padding_free import set_padding_free
+from albert_tf.engine.optimizers import create_optimizer
+from albert_tf.engine.init_checkpoint import init_from_checkpoint
+from albert_tf.formats.tf1 import resolve_checkpoint_path
 
 CONFIG_NAME = "albert_config.json"
 
@@ -21,7 +27,6 @@ CONFIG_NAME = "albert_config.json"
 def _find_tokenizer(folder, spm_model_file, vocab_file):
     """(spm_model_file, vocab_file): those given, else the release folder's SentencePiece model
     (30k-clean.model...), else its WordPiece vocabulary (Google's Chinese releases)."""
-    from albert_tf.formats.common import find_tokenizer
     for name, given in (("spm_model_file", spm_model_file), ("vocab_file", vocab_file)):
         if given is not None and not fileio.isfile(given):
             raise InputError(f"{name} {given}: no such file")
@@ -33,7 +38,6 @@ def _find_tokenizer(folder, spm_model_file, vocab_file):
 
 
 def _find_config(folder, albert_config_file):
-    from albert_tf.config import AlbertConfig
     path = albert_config_file or fileio.join(folder, CONFIG_NAME)
     if not fileio.isfile(path):
         raise InputError(f"{folder}: no {CONFIG_NAME}; pass albert_config_file")
@@ -86,7 +90,6 @@ class TextTaskMixin:
         self._auto_optimizer = None
         # the preprocessor pads every text to sequence_length: encode the real tokens only
         # (albert_tf/modeling/padding_free.py; padded under XLA); set_padding_free(m, False) undoes
-        from albert_tf.modeling.padding_free import set_padding_free
         set_padding_free(self, True)
 
     def get_config(self):
@@ -115,7 +118,6 @@ class TextTaskMixin:
         decay, built when `fit` knows how many steps it takes."""
         self._auto_optimizer = None
         if optimizer in (None, "auto"):
-            from albert_tf.engine.optimization import create_optimizer
             self._auto_optimizer = _AutoOptimizer(
                 learning_rate or self.default_learning_rate,
                 self.warmup_proportion if warmup_proportion is None else warmup_proportion,
@@ -131,7 +133,6 @@ class TextTaskMixin:
 
     def _schedule_optimizer(self, ds, epochs, steps_per_epoch):
         """Before the first fit of an "auto" compile: the schedule over this fit's steps."""
-        from albert_tf.engine.optimization import create_optimizer
         auto = self._auto_optimizer
         if not self.compiled:
             self.compile()
@@ -206,8 +207,6 @@ class TextTaskMixin:
         model.ckpt-best, 30k-clean.model; or vocab_chinese.txt / vocab.txt for the WordPiece
         releases), a run's output_dir (its checkpoint; pass albert_config_file /
         spm_model_file / vocab_file where it has none), or a `.keras` file."""
-        from albert_tf.engine.init_checkpoint import init_from_checkpoint
-        from albert_tf.formats.tf1 import resolve_checkpoint_path
         path = os.fspath(path)
         if path.endswith(".keras"):
             return cls._load_keras(path)

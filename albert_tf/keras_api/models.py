@@ -3,19 +3,21 @@ preprocessor inside (see keras_api.base), so each trains, evaluates, predicts an
 strings. Variables and names are the task models' own, so their checkpoints load as they are."""
 from __future__ import annotations
 
-import os
 
 import keras
 import numpy as np
 import tensorflow as tf
 
-from albert_tf import fileio
+from albert_tf.core import fileio
 from albert_tf.keras_api import data
 from albert_tf.keras_api.base import TextTaskMixin
-from albert_tf.modeling.squad import AlbertSquadV1
-from albert_tf.modeling.tasks import AlbertClassifier, AlbertMultipleChoice
-from albert_tf.text.preprocessors import (AlbertMultipleChoicePreprocessor,
+from albert_tf.modeling.squad_models import AlbertSquadV1
+from albert_tf.modeling.finetuning_models import AlbertClassifier, AlbertMultipleChoice
+from albert_tf.text.keras_preprocessors import (AlbertMultipleChoicePreprocessor,
                                           AlbertSpanPreprocessor, AlbertTextPreprocessor)
+from albert_tf.tasks.metrics import best_threshold
+from albert_tf.tasks.squad.alignment import tokenize_paragraph
+from albert_tf.text.tokenization import FullTokenizer
 
 __all__ = ["AlbertTextClassifier", "AlbertTextMultipleChoice", "AlbertTextSpanExtractor"]
 
@@ -46,7 +48,7 @@ class AlbertTextClassifier(TextTaskMixin, AlbertClassifier):
     """
 
     preprocessor_class = AlbertTextPreprocessor
-    _config_args = AlbertClassifier._config_args + ("text_pair", "threshold")
+    config_args = AlbertClassifier.config_args + ("text_pair", "threshold")
 
     def __init__(self, config, num_labels=2, dropout_prob=0.1, is_regression=False,
                  preprocessor=None, text_pair=False, multi_label=False, threshold=0.5, **kwargs):
@@ -59,7 +61,6 @@ class AlbertTextClassifier(TextTaskMixin, AlbertClassifier):
 
     def choose_threshold(self, x, y, batch_size=None) -> float:
         """Set `threshold` to the one with the best micro F1 on (x, y) (a dev set); returns it."""
-        from albert_tf.tasks.metrics import best_threshold
         probs = self.predict(x, batch_size=batch_size, verbose=0)["probabilities"]
         self.threshold = best_threshold(probs, np.asarray(y))
         return self.threshold
@@ -142,7 +143,7 @@ class AlbertTextSpanExtractor(TextTaskMixin, AlbertSquadV1):
     preprocessor_class = AlbertSpanPreprocessor
     preprocessor_args = ("sequence_length", "max_query_length")
     default_learning_rate = 3e-5
-    _config_args = ("max_answer_length",)
+    config_args = ("max_answer_length",)
 
     def __init__(self, config, max_answer_length=30, preprocessor=None, **kwargs):
         kwargs.setdefault("name", "albert_text_span_extractor")
@@ -167,7 +168,6 @@ class AlbertTextSpanExtractor(TextTaskMixin, AlbertSquadV1):
         """A Python FullTokenizer on the preprocessor's SentencePiece bytes or WordPiece
         vocabulary (for alignment)."""
         if self._python_tokenizer is None:
-            from albert_tf.text.tokenization import FullTokenizer
             graph = self._require_preprocessor().graph_tokenizer
             if hasattr(graph, "vocab_text"):
                 with fileio.scratch_file(graph.vocab_text.encode("utf-8"), "vocab.txt") as path:
@@ -191,7 +191,6 @@ class AlbertTextSpanExtractor(TextTaskMixin, AlbertSquadV1):
         return int(first), int(last)
 
     def _postprocess(self, x, outputs):
-        from albert_tf.tasks.squad.alignment import tokenize_paragraph
         contexts = _column(x, "context", 1)
         lower = self.preprocessor.do_lower_case
         texts, starts, ends = [], [], []

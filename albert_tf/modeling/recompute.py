@@ -46,7 +46,7 @@ def _after(x, tensors):
     return tf.identity(x) + tf.cast(dep, x.dtype)
 
 
-def _block_backward(block, x, adder, rows, dy, generators, saved, variables, sums):
+def _block_backward(block, x, dy, *, adder, rows, generators, saved, variables, sums):
     """Recomputes one block application from its input `x` with the dropout states `saved` of its
     forward call (so it draws the same masks), puts the states back as it found them, and returns
     (gradient w.r.t. x, gradients w.r.t. `variables`; None for those the block does not read).
@@ -92,8 +92,9 @@ def recomputed_layers(blocks, hidden, adder, rows=None):
                 dy = _add(output_grads[i], dx)
                 if dy is None:
                     dy = tf.zeros_like(outputs[i])
-                dx, grads = _block_backward(blocks[i], inputs[i], mask_adder, rows, dy,
-                                            generators[i], saved[i], variables, fresh)
+                dx, grads = _block_backward(blocks[i], inputs[i], dy, adder=mask_adder, rows=rows,
+                                            generators=generators[i], saved=saved[i],
+                                            variables=variables, sums=fresh)
                 sums = [_add(s, g) for s, g in zip(sums, grads)]
                 fresh = [s for s, g in zip(sums, grads) if g is not None]
             return [dx, None], sums

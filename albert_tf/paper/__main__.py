@@ -6,11 +6,11 @@ import argparse
 import sys
 
 from albert_tf.paper import TABLES
+from albert_tf.paper import nsp_sop, params, sharing, throughput
 
 
 def table_function(name: str):
     """The function that builds table `name`."""
-    from albert_tf.paper import nsp_sop, params, sharing, throughput
     return {"table1": params.table1, "table2": throughput.table2, "table3": params.table3,
             "table4": params.table4, "table5": nsp_sop.table5, "sharing": sharing.sharing}[name]
 

@@ -2,7 +2,7 @@
 builder with random_next_sentence) or with SOP data, each evaluated on held-out NSP and SOP sets."""
 from __future__ import annotations
 
-from albert_tf import fileio
+from albert_tf.core import fileio
 from albert_tf.paper.report import markdown_table, mean_spread, publish
 from albert_tf.paper.small_scale import describe, get_setting, prepare_corpus, pretrain_and_evaluate
 

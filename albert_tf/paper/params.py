@@ -2,7 +2,7 @@
 and cross-layer-sharing variants, counted exactly from the config, beside the paper's."""
 from __future__ import annotations
 
-from albert_tf.config import AlbertConfig
+from albert_tf.core.config import AlbertConfig
 from albert_tf.paper.report import markdown_table, publish
 
 # Lan et al. (2019), Tables 1, 3, 4: parameters in millions.

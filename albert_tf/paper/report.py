@@ -1,8 +1,8 @@
 """Markdown tables for the paper reproductions: printed and written to <output_dir>/<name>.md."""
 from __future__ import annotations
 
-from albert_tf import fileio
-from albert_tf.fileio import write_text_atomic
+from albert_tf.core import fileio
+from albert_tf.core.fileio import write_text_atomic
 
 
 def markdown_table(header: list, rows: list) -> str:

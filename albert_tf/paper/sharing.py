@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from albert_tf import fileio
-from albert_tf.config import AlbertConfig
+from albert_tf.core import fileio
+from albert_tf.core.config import AlbertConfig
 from albert_tf.paper.params import SHARING_NAMES, count_parameters
 from albert_tf.paper.report import markdown_table, mean_spread, publish
 from albert_tf.paper.small_scale import describe, get_setting, prepare_corpus, pretrain_and_evaluate

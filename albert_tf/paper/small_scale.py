@@ -5,9 +5,16 @@ from __future__ import annotations
 
 import dataclasses
 
-from albert_tf import fileio
-from albert_tf.pretraining.demo import (DEMO_MODEL, _pydoc_named, demo_documents, held_out_baselines,
+from albert_tf.core import fileio
+from albert_tf.pretraining.demo import (DEMO_MODEL, pydoc_named, demo_documents, held_out_baselines,
                             split_documents, write_corpus)
+from albert_tf.engine.save_points import BEST_CHECKPOINT
+from albert_tf.pretraining.builder import build_pretraining_data
+from albert_tf.text.spm_train import train_sentencepiece
+from albert_tf.pretraining.pretrain import PretrainingOptions
+import dataclasses as dc
+from albert_tf.core.config import AlbertConfig
+from albert_tf.pretraining.pretrain import pretrain
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,9 +70,7 @@ def prepare_corpus(output_dir: str, s: Setting, kinds=("sop",)) -> dict:
     """SentencePiece on the training documents and, per kind ("sop" / "nsp"), training and
     held-out TFRecords. Returns {"spm", "<kind>_train", "<kind>_eval", "<kind>_eval_instances",
     "<kind>_eval_baselines"} (baselines: held_out_baselines of the held-out set)."""
-    from albert_tf.pretraining.builder import build_pretraining_data
-    from albert_tf.text.tokenization import train_sentencepiece
-    named = demo_documents() if s.corpus == "demo" else _pydoc_named()
+    named = demo_documents() if s.corpus == "demo" else pydoc_named()
     train_docs, held_docs = split_documents(named, s.held_out_percent)
     fileio.makedirs(output_dir)
     train_txt = write_corpus([d for _, d in train_docs], fileio.join(output_dir, "corpus_train.txt"))
@@ -87,7 +92,6 @@ def prepare_corpus(output_dir: str, s: Setting, kinds=("sop",)) -> dict:
 
 
 def _options(s: Setting, train_file: str, eval_file: str, model_dir: str, seed: int, eval_steps: int):
-    from albert_tf.pretraining.task import PretrainingOptions
     return PretrainingOptions(
         input_file=train_file, eval_input_file=eval_file, output_dir=model_dir, do_eval=True,
         max_seq_length=s.max_seq_length, max_predictions_per_seq=s.max_predictions_per_seq,
@@ -108,11 +112,7 @@ def pretrain_and_evaluate(s: Setting, model_dir: str, train_file: str, evals: di
                           **model_changes) -> dict:
     """Pretrain a model of setting s (seeded weights and input order), then evaluate its final
     checkpoint on each held-out set of evals {name: (file, instances)}; returns {name: metrics}."""
-    import dataclasses as dc
     import keras
-    from albert_tf.config import AlbertConfig
-    from albert_tf.engine import training
-    from albert_tf.pretraining.task import pretrain
     keras.utils.set_random_seed(seed)
     config = AlbertConfig(vocab_size=s.vocab_size, **{**s.model, **model_changes})
     first, *rest = evals
@@ -124,7 +124,7 @@ def pretrain_and_evaluate(s: Setting, model_dir: str, train_file: str, evals: di
         # eval-only path cannot restore our own training checkpoints (optimizer slots).
         only_eval = dc.replace(opts, do_train=False, eval_input_file=file,
                                output_dir=fileio.join(model_dir, f"eval_{name}"),
-                               init_checkpoint=fileio.join(model_dir, training.BEST_CHECKPOINT),
+                               init_checkpoint=fileio.join(model_dir, BEST_CHECKPOINT),
                                max_eval_steps=eval_steps(instances, s))
         results[name] = pretrain(config, only_eval)
     keras.backend.clear_session()

@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from albert_tf.config import AlbertConfig
+from albert_tf.core.config import AlbertConfig
 from albert_tf.paper.params import bert_config, count_parameters
 from albert_tf.paper.report import markdown_table, publish
 
@@ -47,8 +47,8 @@ def synthetic_batch(config: AlbertConfig, batch: int, seq: int, predictions: int
 def measure(config: AlbertConfig, batch: int, seq: int, steps: int) -> float:
     """Training sequences/s of AlbertPretrainer (LAMB) after one untimed compile step."""
     import keras
-    from albert_tf.modeling.models import AlbertPretrainer
-    from albert_tf.engine.optimization import create_optimizer
+    from albert_tf.modeling.albert_model import AlbertPretrainer
+    from albert_tf.engine.optimizers import create_optimizer
     keras.backend.clear_session()
     model = AlbertPretrainer(config)
     model.compile(optimizer=create_optimizer(1e-4, 1000, 10, optimizer="lamb"), jit_compile=False)

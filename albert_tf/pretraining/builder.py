@@ -29,7 +29,7 @@ from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
 from typing import Callable, Iterable, Iterator
 
-from albert_tf import fileio
+from albert_tf.core import fileio
 from albert_tf.pretraining.documents import (expand_input_files, iter_raw_documents,
                                              split_output_files, split_sentences)
 from albert_tf.pretraining.instances import (InstanceMaker, TrainingInstance,
@@ -231,8 +231,8 @@ def build_pretraining_data(input_files, output_files, spm_model_file: str | None
     # the scratch folder beside a local output (the same disk), else the system's temp folder
     with fileio.scratch_folder(beside=outputs[0], prefix=".albert_pretraining_") as work:
         sink = OutputSet(outputs)
-        run = _Run(inputs, opts, spec, vocab, work, sink, one_output_per_input, progress,
-                   t_start)
+        run = _Run(inputs, opts, spec, vocab, work, sink=sink, per_input=one_output_per_input,
+                   progress=progress, t_start=t_start)
         try:
             if num_workers <= 1:
                 run.serial()
@@ -248,7 +248,7 @@ def build_pretraining_data(input_files, output_files, spm_model_file: str | None
 class _Run:
     """Schedules tokenise and round jobs and merges their parts in a fixed order."""
 
-    def __init__(self, inputs, opts, spec, vocab, work, sink, per_input, progress, t_start):
+    def __init__(self, inputs, opts, spec, vocab, work, *, sink, per_input, progress, t_start):
         self.inputs, self.opts, self.spec, self.vocab = inputs, opts, spec, vocab
         self.work, self.sink, self.per_input = work, sink, per_input
         self.progress, self.t_start = progress, t_start

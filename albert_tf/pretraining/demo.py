@@ -19,8 +19,19 @@ import zlib
 
 from absl import logging
 
-from albert_tf import fileio
-from albert_tf.fileio import write_text_atomic
+from albert_tf.core import fileio
+from albert_tf.core.fileio import write_text_atomic
+from albert_tf.engine.save_points import BEST_CHECKPOINT, EVAL_HISTORY
+import collections
+from albert_tf.pretraining.input import pretraining_dataset
+from albert_tf.pretraining.builder import build_pretraining_data
+from albert_tf.text.spm_train import train_sentencepiece
+from albert_tf.engine.compiling import compile_for_inference
+from albert_tf.modeling.albert_model import AlbertPretrainer
+from albert_tf.pretraining.pretrain import make_evaluate_fn
+from albert_tf.pretraining.pretrain import PretrainingOptions
+from albert_tf.core.config import AlbertConfig
+from albert_tf.pretraining.pretrain import pretrain
 
 # jit_compile: XLA, ~1.6x the steps/s of this small model on CPU (per-op overhead dominates)
 DEMO = dict(vocab_size=2000, max_seq_length=64, max_predictions_per_seq=10, dupe_factor=4,
@@ -51,10 +62,10 @@ def text_sentences(text: str) -> list:
 
 def pydoc_documents() -> list:
     """One document per pydoc topic, one sentence per line (Google's input format)."""
-    return [d for _, d in _pydoc_named()]
+    return [d for _, d in pydoc_named()]
 
 
-def _pydoc_named() -> list:
+def pydoc_named() -> list:
     import pydoc_data.topics as topics
     named = [(f"pydoc:{name}", text_sentences(topics.topics[name])) for name in sorted(topics.topics)]
     return [(key, d) for key, d in named if len(d) >= 2]
@@ -92,7 +103,7 @@ def demo_documents() -> list:
     """(source, sentences) pairs: pydoc topics, then stdlib docstrings, in a fixed order.
     `source` names the topic or module, the unit that is held out as a whole."""
     root = sysconfig.get_paths()["stdlib"]
-    named = _pydoc_named()
+    named = pydoc_named()
     for path in stdlib_files(root):
         module = path[len(root):].lstrip(os.sep)[:-3].replace(os.sep, ".")
         named.extend(docstring_documents(path, f"stdlib:{module}"))
@@ -154,8 +165,6 @@ def plot_curves(history: list, path: str, mlm_chance: float | None = None,
 def held_out_baselines(record_file: str, max_seq_length: int, max_predictions_per_seq: int) -> dict:
     """Chance levels of a record file: MLM accuracy of always predicting its most frequent masked
     piece, and the share of SOP/NSP label 1 (the majority class when above 0.5)."""
-    import collections
-    from albert_tf.pretraining.input import pretraining_dataset
     ds = pretraining_dataset(record_file, 256, max_seq_length, max_predictions_per_seq, is_training=False)
     counts, labels, n = collections.Counter(), 0, 0
     for batch in ds:
@@ -170,8 +179,6 @@ def held_out_baselines(record_file: str, max_seq_length: int, max_predictions_pe
 
 def build_demo_data(output_dir: str, opts: dict) -> dict:
     """Corpus split by module/topic, SentencePiece, and the training and held-out TFRecords."""
-    from albert_tf.pretraining.builder import build_pretraining_data
-    from albert_tf.text.tokenization import train_sentencepiece
     train_docs, held_docs = split_documents(demo_documents(), opts["held_out_percent"])
     train_txt = write_corpus([d for _, d in train_docs], fileio.join(output_dir, "corpus_train.txt"))
     eval_txt = write_corpus([d for _, d in held_docs], fileio.join(output_dir, "corpus_eval.txt"))
@@ -198,9 +205,6 @@ def initial_eval(config, popts) -> dict:
     the same initial weights; evaluated like every checkpoint (all held-out batches)."""
     import keras
     import tensorflow as tf
-    from albert_tf.engine.compiling import compile_for_inference
-    from albert_tf.modeling.models import AlbertPretrainer
-    from albert_tf.pretraining.task import make_evaluate_fn
     keras.utils.set_random_seed(popts.seed)
     model = compile_for_inference(AlbertPretrainer(config), jit_compile=popts.jit_compile)
     results = make_evaluate_fn(popts, tf.distribute.get_strategy())(model)
@@ -208,7 +212,6 @@ def initial_eval(config, popts) -> dict:
 
 
 def _options(data: dict, opts: dict, model_dir: str):
-    from albert_tf.pretraining.task import PretrainingOptions
     return PretrainingOptions(
         input_file=data["train_record"], eval_input_file=data["eval_record"], output_dir=model_dir,
         do_eval=True, max_seq_length=opts["max_seq_length"],
@@ -223,9 +226,6 @@ def _options(data: dict, opts: dict, model_dir: str):
 
 def run_demo(output_dir="demo_output", **overrides) -> dict:
     """Run the whole demo into output_dir and return its summary (final held-out metrics)."""
-    from albert_tf.engine import training
-    from albert_tf.config import AlbertConfig
-    from albert_tf.pretraining.task import pretrain
     opts = {**DEMO, **{k: v for k, v in overrides.items() if k in DEMO}}
     model_overrides = {k: v for k, v in overrides.items() if k in DEMO_MODEL}
     fileio.makedirs(output_dir)
@@ -242,7 +242,7 @@ def run_demo(output_dir="demo_output", **overrides) -> dict:
           f"{opts['save_checkpoints_steps']} steps")
     initial = initial_eval(config, popts)
     final = pretrain(config, popts)
-    history = [initial] + fileio.read_json(fileio.join(model_dir, training.EVAL_HISTORY))
+    history = [initial] + fileio.read_json(fileio.join(model_dir, EVAL_HISTORY))
     base = held_out_baselines(data["eval_record"], opts["max_seq_length"],
                               opts["max_predictions_per_seq"])
     chance, majority = base["masked_lm_accuracy"], max(base["label_1_share"], 1 - base["label_1_share"])
@@ -258,7 +258,7 @@ def run_demo(output_dir="demo_output", **overrides) -> dict:
                "load_average": [round(x, 2) for x in os.getloadavg()], "jit_compile": opts["jit_compile"],
                "output_dir": output_dir, "config": fileio.join(output_dir, "albert_config.json"),
                "spm_model": data["spm"], "plot": png, "tensorboard": model_dir,
-               "best_checkpoint": fileio.join(model_dir, training.BEST_CHECKPOINT)}
+               "best_checkpoint": fileio.join(model_dir, BEST_CHECKPOINT)}
     write_text_atomic(fileio.join(output_dir, "demo_summary.json"), json.dumps(summary, indent=1))
     _report(summary, chance, majority)
     return summary

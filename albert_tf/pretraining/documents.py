@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from albert_tf import fileio
+from albert_tf.core import fileio
 from albert_tf.pretraining.options import BuilderOptions
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])")

@@ -10,6 +10,7 @@ from typing import Iterator
 from albert_tf.pretraining.masking import mask_instance, ngram_cdfs
 from albert_tf.pretraining.options import BuilderOptions
 from albert_tf.pretraining.tokens import TokenCache, VocabTables
+from albert_tf.text.packing import truncate_seq_pair
 
 
 @dataclasses.dataclass(slots=True)
@@ -61,7 +62,6 @@ class InstanceMaker:
         self.v = vocab
         self.rng = rng
         self.cdfs = ngram_cdfs(options.ngram, options.favor_shorter_ngram)
-        from albert_tf.text.packing import truncate_seq_pair
         self._truncate = truncate_seq_pair
 
     # ----- pairs

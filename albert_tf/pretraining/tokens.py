@@ -8,7 +8,8 @@ import os
 import struct
 from typing import Iterator
 
-from albert_tf import fileio
+from albert_tf.core import fileio
+from albert_tf.text.normalization import preprocess_text
 from albert_tf.pretraining.documents import iter_raw_documents
 from albert_tf.pretraining.options import BuilderOptions
 
@@ -84,8 +85,6 @@ class VocabTables:
 def tokenize_document(raw: list[str], tokenizer, spec: TokenizerSpec) -> list[list[int]]:
     """Preprocesses (SPM: preprocess_text as Google does) and tokenises each sentence."""
     out = []
-    if spec.spm_model_file:
-        from albert_tf.text.tokenization import preprocess_text
     for line in raw:
         if spec.spm_model_file:
             line = preprocess_text(line, lower=spec.do_lower_case)

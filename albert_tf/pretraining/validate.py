@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 
-from albert_tf import fileio
+from albert_tf.core import fileio
 from albert_tf.engine import validation as v
-from albert_tf.errors import InputError
+from albert_tf.core.errors import InputError
+from albert_tf.pretraining.documents import expand_input_files, split_output_files
 
 _GLOB_MAGIC = re.compile(r"[*?[]")
 
@@ -106,7 +107,6 @@ def _first_example(flag, path) -> dict:
 def validate_pretraining_data(FLAGS):
     """create_pretraining_data.py's flags, inputs (existing, non-empty UTF-8 text) and outputs.
     Returns the input files."""
-    from albert_tf.pretraining.builder import expand_input_files, split_output_files
     v.require(FLAGS, "input_file", "output_file")
     v.check_tokenizer(FLAGS)
     v.check_at_least(FLAGS, 5, "max_seq_length")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from typing import Iterator, Sequence
 
-from albert_tf import fileio
+from albert_tf.core import fileio
 
 FEATURE_NAMES = (
     "input_ids", "input_mask", "segment_ids", "token_boundary",

@@ -17,7 +17,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from albert_tf.errors import InputError
+from albert_tf.core.errors import InputError
+from absl import logging
 
 PAPER = "ALBERT paper (arXiv 1909.11942 v6) Table 14"
 
@@ -85,7 +86,6 @@ def recipe_for(name: str, driver: str, task_name: Optional[str] = None) -> Recip
 def apply_recipe(FLAGS, driver: str) -> dict:
     """Set the flags of --recipe that the command line did not give; returns {flag: (value,
     origin)} of every recipe flag, origin "recipe" or "command line", and logs it."""
-    from absl import logging
     if not getattr(FLAGS, "recipe", None):
         return {}
     recipe = recipe_for(FLAGS.recipe, driver, FLAGS["task_name"].value if "task_name" in FLAGS else None)

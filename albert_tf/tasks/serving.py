@@ -7,7 +7,9 @@ from __future__ import annotations
 import os
 import time
 
-from albert_tf import fileio
+from albert_tf.core import fileio
+from albert_tf.engine import validation as v
+from albert_tf.core.errors import InputError
 
 README = """# ALBERT SavedModel ({what})
 
@@ -33,8 +35,6 @@ NEEDS_TOKENIZER = ("--export_dir needs --spm_model_file or --vocab_file: the exp
 def check_export_flags(FLAGS):
     """--export_dir: a writable folder, and the tokenizer the graph will run
     (--spm_model_file, or a WordPiece --vocab_file)."""
-    from albert_tf.engine import validation as v
-    from albert_tf.errors import InputError
     if not v.flag_value(FLAGS, "export_dir"):
         return
     v.check_output_dir("export_dir", FLAGS.export_dir)

@@ -8,7 +8,7 @@ import unicodedata
 from typing import Iterable, Sequence
 
 
-def _ranges_to_class(codepoints: Iterable[int]) -> str:
+def ranges_to_class(codepoints: Iterable[int]) -> str:
     """A regex character class (RE2 and Python `re` syntax) for a sorted codepoint list."""
     parts, cps = [], sorted(codepoints)
     i = 0
@@ -41,7 +41,7 @@ def digit_codepoints() -> tuple:
 
 
 @functools.cache
-def _combining_re():
+def combining_re():
     """Compiled Python regex matching one combining character."""
     cls = "".join(
         chr(a) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"

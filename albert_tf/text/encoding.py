@@ -6,7 +6,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from albert_tf.fileio import file_fingerprint
+from albert_tf.core.fileio import file_fingerprint
+from albert_tf.text.tokenization import FullTokenizer
+from albert_tf.text.normalization import preprocess_text
 
 
 @dataclasses.dataclass
@@ -18,14 +20,12 @@ class TextEncoder:
 
     @classmethod
     def from_files(cls, spm_model_file=None, vocab_file=None, do_lower_case=True):
-        from albert_tf.text.tokenization import FullTokenizer
         tok = FullTokenizer(vocab_file=vocab_file, do_lower_case=do_lower_case,
                             spm_model_file=spm_model_file)
         return cls(tok, do_lower_case, spm_model_file, vocab_file)
 
     def tokenize(self, text: str) -> list:
         """Pieces of `text` after Google's preprocessing (lowercasing, accent stripping)."""
-        from albert_tf.text.tokenization import preprocess_text
         if self.spm_model_file:
             text = preprocess_text(text, lower=self.do_lower_case)
         return self.tokenizer.tokenize(text)

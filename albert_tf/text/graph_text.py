@@ -51,9 +51,9 @@ def overrides(kind: str) -> dict:
     return out
 
 
-def _char_class(chars) -> str:
+def char_class(chars) -> str:
     """RE2 character class for a set of characters."""
-    return codepoints._ranges_to_class(ord(c) for c in chars)
+    return codepoints.ranges_to_class(ord(c) for c in chars)
 
 
 def _static_table(mapping: dict):
@@ -72,7 +72,7 @@ def _per_char(strings, table, op):
     return tf.strings.reduce_join(chars.with_flat_values(mapped), axis=-1)
 
 
-def _patch(strings, special, op, exact_op):
+def patch_strings(strings, special, op, exact_op):
     """op on every string, replaced by exact_op on the strings where the mask special is true.
 
     A gather/scatter rather than tf.cond: a lowered cond may run both branches' ops.
@@ -82,7 +82,7 @@ def _patch(strings, special, op, exact_op):
     return tf.tensor_scatter_nd_update(out, idx, exact_op(tf.gather_nd(strings, idx)))
 
 
-def _matches(strings, pattern):
+def matches_pattern(strings, pattern):
     """True where a whole string matches the RE2 pattern."""
     return tf.strings.regex_full_match(strings, pattern)
 
@@ -119,13 +119,13 @@ class PythonCharOp(tf.Module):
         super().__init__(name=name)
         table = overrides(kind)
         self._op = op
-        self._re = "(?s).*" + _char_class(table) + ".*" if table else None
+        self._re = "(?s).*" + char_class(table) + ".*" if table else None
         self._table = _static_table(table)
 
     def __call__(self, s):
         if self._re is None:
             return self._op(s)
-        return _patch(s, _matches(s, self._re), self._op,
+        return patch_strings(s, matches_pattern(s, self._re), self._op,
                       lambda x: _per_char(x, self._table, self._op))
 
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from albert_tf import fileio
+from albert_tf.core import fileio
 from albert_tf.text import codepoints, spm_encode, tokenization
-from albert_tf.text.graph_text import (PackingMixin, _char_class, _matches, _patch, python_lower,
+from albert_tf.text.graph_text import (PackingMixin, char_class, matches_pattern, patch_strings, python_lower,
                                        python_normalize)
 from albert_tf.text.graph_wordpiece import GraphWordPieceTokenizer
 
@@ -70,16 +70,16 @@ class GraphTokenizer(PackingMixin, tf.Module):
         ws_cps = codepoints.whitespace_codepoints()
         ws = [chr(c) for c in ws_cps]
         # runs of 2+ whitespace, or one that is not a plain space (a lone " " stays as is)
-        self._ws_re = f"(?:{_char_class(ws)}){{2,}}|{_char_class(c for c in ws if c != ' ')}"
+        self._ws_re = f"(?:{char_class(ws)}){{2,}}|{char_class(c for c in ws if c != ' ')}"
         ascii_ws = [c for c in ws_cps if c < 0x80]
-        self._ascii_ws_re = (f"{codepoints._ranges_to_class(ascii_ws)}{{2,}}|"
-                             f"{codepoints._ranges_to_class(c for c in ascii_ws if c != 0x20)}")
-        word = codepoints._ranges_to_class(c for c in range(0x80) if c not in ascii_ws)
+        self._ascii_ws_re = (f"{codepoints.ranges_to_class(ascii_ws)}{{2,}}|"
+                             f"{codepoints.ranges_to_class(c for c in ascii_ws if c != 0x20)}")
+        word = codepoints.ranges_to_class(c for c in range(0x80) if c not in ascii_ws)
         # strings preprocess_text only lowercases: ASCII, and with remove_space, words
         # separated by single spaces (no other whitespace, none at either end)
         self._ascii_re = "[\\x00-\\x7f]*"
         self._clean_re = f"(?:{word}+(?: {word}+)*)?" if self.remove_space else self._ascii_re
-        self._comb_re = codepoints._ranges_to_class(codepoints.combining_codepoints())
+        self._comb_re = codepoints.ranges_to_class(codepoints.combining_codepoints())
         self._nfkd = python_normalize("NFKD")
         self._lower = python_lower()
 
@@ -94,7 +94,7 @@ class GraphTokenizer(PackingMixin, tf.Module):
         """
         strings = tf.convert_to_tensor(strings, dtype=tf.string)
         s = tf.reshape(strings, [-1])  # any rank, a scalar included
-        out = _patch(s, ~_matches(s, self._clean_re), self._lower_ascii, self._preprocess_rest)
+        out = patch_strings(s, ~matches_pattern(s, self._clean_re), self._lower_ascii, self._preprocess_rest)
         return tf.reshape(out, tf.shape(strings))
 
     def _preprocess_rest(self, s):
@@ -102,7 +102,7 @@ class GraphTokenizer(PackingMixin, tf.Module):
         steps, the others (and any invalid UTF-8) with all of them."""
         if not self.remove_space:  # clean already means ASCII
             return self._preprocess_unicode(s)
-        return _patch(s, ~_matches(s, self._ascii_re), self._preprocess_ascii,
+        return patch_strings(s, ~matches_pattern(s, self._ascii_re), self._preprocess_ascii,
                       self._preprocess_unicode)
 
     def _preprocess_ascii(self, s):

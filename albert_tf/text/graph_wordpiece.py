@@ -19,6 +19,7 @@ import tensorflow_text as tf_text
 from albert_tf.text import codepoints
 from albert_tf.text.wordpiece import bert_codepoints
 from albert_tf.text.graph_text import PackingMixin, python_lower, python_normalize
+from albert_tf.text.tokenization import FullTokenizer
 
 __all__ = ["GraphWordPieceTokenizer"]
 
@@ -26,7 +27,7 @@ MAX_WORD_CHARS = 200  # BERT's max_input_chars_per_word: a longer word is one [U
 
 
 def _class(kind: str) -> str:
-    return codepoints._ranges_to_class(bert_codepoints(kind))
+    return codepoints.ranges_to_class(bert_codepoints(kind))
 
 
 class GraphWordPieceTokenizer(PackingMixin, tf.Module):
@@ -42,7 +43,6 @@ class GraphWordPieceTokenizer(PackingMixin, tf.Module):
 
     def __init__(self, vocab_file, do_lower_case=True, name=None):
         super().__init__(name=name)
-        from albert_tf.text.tokenization import FullTokenizer
         py = FullTokenizer(vocab_file=vocab_file, do_lower_case=do_lower_case)
         self.do_lower_case = bool(do_lower_case)
         self.vocab_size = py.vocab_size
@@ -61,7 +61,7 @@ class GraphWordPieceTokenizer(PackingMixin, tf.Module):
         self._mn_re = _class("nonspacing")
         keep = f"{_class('punctuation')}|{_class('cjk')}"
         # str.split()'s whitespace too: U+2028/2029 are neither BERT whitespace nor control
-        spaces = codepoints._ranges_to_class(codepoints.whitespace_codepoints())
+        spaces = codepoints.ranges_to_class(codepoints.whitespace_codepoints())
         self._split_re, self._keep_re = f"{spaces}+|{keep}", keep
         self._lower = python_lower()
         self._nfd = python_normalize("NFD")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import operator
 
-from albert_tf.text.preprocess import convert_to_unicode
+from albert_tf.text.normalization import convert_to_unicode
 
 SPIECE_UNDERLINE = "\u2581"
 SAMPLE_NBEST_SIZE = 64
@@ -22,7 +22,7 @@ def _reencode(sp, piece: str) -> list:
     return list(sp.encode(piece[:-1].replace(SPIECE_UNDERLINE, ""), out_type=str)) + [piece[-1]]
 
 
-class _SpInfo:
+class SentencePieceTables:
     """Per-model caches: id→piece list, piece→id dict, and the comma fix-up tables."""
 
     def __init__(self, sp):
@@ -49,15 +49,15 @@ class _SpInfo:
 _SP_INFOS: dict = {}
 
 
-def _info(sp) -> _SpInfo:
-    """The cached _SpInfo of a SentencePieceProcessor (built once per processor)."""
+def model_tables(sp) -> SentencePieceTables:
+    """The cached SentencePieceTables of a SentencePieceProcessor (built once per processor)."""
     entry = _SP_INFOS.get(id(sp))
     if entry is None or entry.sp is not sp:
-        entry = _SP_INFOS[id(sp)] = _SpInfo(sp)
+        entry = _SP_INFOS[id(sp)] = SentencePieceTables(sp)
     return entry
 
 
-def _fix_pieces(info: _SpInfo, pieces: list) -> list:
+def fix_comma_pieces(info: SentencePieceTables, pieces: list) -> list:
     """Applies the comma fix-up to a piece list, only where a piece needs it."""
     if info.generic:
         if not any(_needs_comma_fix(p) for p in pieces):
@@ -72,7 +72,7 @@ def _fix_pieces(info: _SpInfo, pieces: list) -> list:
     return _expand(pieces, info.fix_pieces)
 
 
-def _fix_ids(info: _SpInfo, ids: list) -> list:
+def fix_comma_ids(info: SentencePieceTables, ids: list) -> list:
     """The comma fix-up on ids of known pieces (caller ensures no unknown pieces)."""
     return _expand(ids, info.fix_ids)
 
@@ -107,21 +107,21 @@ def encode_pieces(sp_model, text, return_unicode=True, sample=False) -> list:
     """
     del return_unicode
     text = convert_to_unicode(text)
-    info = _info(sp_model)
+    info = model_tables(sp_model)
     if not sample and not info.generic:
         ids = sp_model.encode(text)
         if info.unk_id not in ids:
-            return _fix_pieces(info, info.ids_to_pieces(ids))
-    return _fix_pieces(info, _raw_pieces(sp_model, text, sample))
+            return fix_comma_pieces(info, info.ids_to_pieces(ids))
+    return fix_comma_pieces(info, _raw_pieces(sp_model, text, sample))
 
 
 def encode_ids(sp_model, text, sample=False) -> list:
     """Google's encode_ids: PieceToId over encode_pieces (unknown pieces → unk id)."""
     text = convert_to_unicode(text)
-    info = _info(sp_model)
+    info = model_tables(sp_model)
     if not sample and not info.generic:
         ids = sp_model.encode(text)
         if info.unk_id not in ids:
-            return _fix_ids(info, ids)
+            return fix_comma_ids(info, ids)
     vocab, unk = info.vocab, info.unk_id
     return [vocab.get(p, unk) for p in encode_pieces(sp_model, text, sample=sample)]

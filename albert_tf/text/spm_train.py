@@ -8,7 +8,7 @@ import os
 
 import sentencepiece as spm
 
-from albert_tf import fileio
+from albert_tf.core import fileio
 
 CONTROL_SYMBOLS = ("[CLS]", "[SEP]", "[MASK]")
 USER_DEFINED_SYMBOLS = ("(", ")", '"', "-", ".", "\u2013", "\u00a3", "\u20ac")

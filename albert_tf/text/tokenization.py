@@ -1,7 +1,7 @@
 """Tokenization exactly as Google's ALBERT: SentencePiece (with its comma-digit quirk) or WordPiece.
 
-Defines `FullTokenizer` and re-exports the pieces it is built from, so users keep importing
-`FullTokenizer`, `preprocess_text` and `train_sentencepiece` from here. SentencePiece mode
+`FullTokenizer` is Google's tokenizer class; the pieces it is built from live in their own
+modules (`normalization.preprocess_text`, `spm_encode`, `spm_train`, `wordpiece`). SentencePiece mode
 reproduces what Google's `FullTokenizer(spm_model_file=...)` does, including the effective
 behaviour of its digit+"," fix-up (`spm_encode`). WordPiece mode (Google's Chinese releases) is
 BERT's basic tokenizer plus greedy "##" pieces (`wordpiece`).
@@ -10,19 +10,12 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from albert_tf.text.preprocess import convert_to_unicode, preprocess_text
+from albert_tf.text.normalization import convert_to_unicode, preprocess_text
 from albert_tf.text.spm_encode import (
-    SPIECE_UNDERLINE, _fix_ids, _fix_pieces, _info, encode_ids, encode_pieces)
-from albert_tf.text.spm_train import CONTROL_SYMBOLS, train_sentencepiece
+    fix_comma_ids, fix_comma_pieces, model_tables, encode_ids, encode_pieces)
+from albert_tf.text.spm_train import CONTROL_SYMBOLS
 from albert_tf.text.vocab_files import load_sentencepiece, load_vocab
 from albert_tf.text.wordpiece import BasicTokenizer, WordpieceTokenizer
-
-__all__ = [
-    "FullTokenizer", "BasicTokenizer", "WordpieceTokenizer", "preprocess_text",
-    "encode_pieces", "encode_ids", "train_sentencepiece", "load_vocab",
-    "load_sentencepiece", "SPIECE_UNDERLINE",
-]
-
 
 class FullTokenizer:
     """Google's FullTokenizer: SentencePiece when spm_model_file is given, else WordPiece.
@@ -37,7 +30,7 @@ class FullTokenizer:
         if spm_model_file:
             self.spm_model_file = str(spm_model_file)
             self.sp_model = load_sentencepiece(self.spm_model_file)
-            self._sp = _info(self.sp_model)
+            self._sp = model_tables(self.sp_model)
             self.vocab = self._sp.vocab
             self.inv_vocab = dict(enumerate(self._sp.pieces))
             self._unk_id = self.sp_model.unk_id()
@@ -126,9 +119,9 @@ class FullTokenizer:
         out = []
         for text, ids in zip(texts, self.sp_model.encode(texts)):
             if unk in ids:
-                out.append(_fix_pieces(info, self.sp_model.encode(text, out_type=str)))
+                out.append(fix_comma_pieces(info, self.sp_model.encode(text, out_type=str)))
             else:
-                out.append(_fix_pieces(info, info.ids_to_pieces(ids)))
+                out.append(fix_comma_pieces(info, info.ids_to_pieces(ids)))
         return out
 
     def encode_batch(self, texts: Sequence) -> list:
@@ -139,7 +132,7 @@ class FullTokenizer:
         texts = [convert_to_unicode(t) for t in texts]
         out = []
         for text, ids in zip(texts, self.sp_model.encode(texts)):
-            out.append(_fix_ids(info, ids) if unk not in ids else encode_ids(self.sp_model, text))
+            out.append(fix_comma_ids(info, ids) if unk not in ids else encode_ids(self.sp_model, text))
         return out
 
     def convert_tokens_to_ids(self, tokens) -> list:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sentencepiece as spm
 
-from albert_tf import fileio
+from albert_tf.core import fileio
 
 
 def _read_bytes(path: str) -> bytes:

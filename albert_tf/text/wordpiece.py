@@ -5,15 +5,15 @@ from __future__ import annotations
 import functools
 import unicodedata
 
-from albert_tf.text.preprocess import convert_to_unicode
+from albert_tf.text.normalization import convert_to_unicode
 
 
-def _is_whitespace(ch: str) -> bool:
+def is_whitespace(ch: str) -> bool:
     """BERT's whitespace: space, tab, newline, carriage return or category Zs."""
     return ch in " \t\n\r" or unicodedata.category(ch) == "Zs"
 
 
-def _is_control(ch: str) -> bool:
+def is_control(ch: str) -> bool:
     """BERT's control characters: categories Cc/Cf, except tab, newline, carriage return."""
     if ch in "\t\n\r":
         return False
@@ -42,8 +42,8 @@ def bert_codepoints(kind: str) -> tuple:
     """Codepoints of BERT's BasicTokenizer classes (Google's tokenization.py, by Python's
     unicodedata): "control" (dropped), "whitespace" (→ " "), "punctuation" (a token each),
     "cjk" (a token each), "nonspacing" (category Mn, dropped after NFD when lowercasing)."""
-    test = {"control": lambda ch: ch in "\x00\ufffd" or _is_control(ch),
-            "whitespace": _is_whitespace,
+    test = {"control": lambda ch: ch in "\x00\ufffd" or is_control(ch),
+            "whitespace": is_whitespace,
             "punctuation": _is_punctuation,
             "cjk": lambda ch: _is_cjk(ord(ch)),
             "nonspacing": lambda ch: unicodedata.category(ch) == "Mn"}[kind]
@@ -73,9 +73,9 @@ class BasicTokenizer:
         out = []
         for ch in text:
             cp = ord(ch)
-            if cp == 0 or cp == 0xFFFD or _is_control(ch):
+            if cp == 0 or cp == 0xFFFD or is_control(ch):
                 continue
-            out.append(" " if _is_whitespace(ch) else ch)
+            out.append(" " if is_whitespace(ch) else ch)
         return "".join(out)
 
     @staticmethod

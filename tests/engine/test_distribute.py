@@ -11,11 +11,10 @@ import sys
 import numpy as np
 import pytest
 import keras
-import tensorflow as tf
 
 from albert_tf import AlbertConfig
 from albert_tf.engine import distribute
-from albert_tf.pretraining.task import PretrainingOptions, pretrain
+from albert_tf.pretraining.pretrain import PretrainingOptions, pretrain
 
 ROOT = os.fspath(pathlib.Path(__file__).resolve().parents[2])
 SCRIPTS = os.path.join(ROOT, "tests", "scripts")
@@ -187,8 +186,8 @@ def test_eval_counts_each_batch_once(fixtures_dir, tmp_path, max_eval_steps, bat
     """The eval reads min(max_eval_steps, batches in the file) batches, each once: without
     steps= Keras ran a step past the end of the (unknown-cardinality) dataset that counted a
     batch again, and under MirroredStrategy how much of it depended on timing."""
-    from albert_tf.modeling.models import AlbertPretrainer
-    from albert_tf.pretraining.task import make_evaluate_fn
+    from albert_tf.modeling.albert_model import AlbertPretrainer
+    from albert_tf.pretraining.pretrain import make_evaluate_fn
     config = AlbertConfig.from_json_file(fixtures_dir / "albert_tiny" / "albert_config.json")
     opts = _opts(fixtures_dir, tmp_path, eval_batch_size=16, max_eval_steps=max_eval_steps)
     strategy = distribute.get_strategy("one_device")

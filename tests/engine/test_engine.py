@@ -12,11 +12,12 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertConfig
-from albert_tf.engine import training
 from albert_tf.tasks.glue.task import GlueTask, run_glue
 from albert_tf.text.encoding import TextEncoder
-from albert_tf.errors import TrainingError
+from albert_tf.core.errors import TrainingError
 from albert_tf.engine.finetuning import FineTuningOptions
+from albert_tf.engine.callbacks import NonFiniteLossError
+from albert_tf.engine.run_lock import LOCK_FILE, OutputDirLockedError
 
 COMBINATIONS = [c for c in itertools.product([False, True], repeat=3) if any(c)]
 
@@ -53,7 +54,7 @@ def test_every_flag_combination(glue, fixtures_dir, tmp_path, do_train, do_eval,
         assert (out / "MRPC.tsv").exists() and (out / "test_results.tsv").exists()
     if do_train or not do_eval:
         assert tf.train.latest_checkpoint(out).endswith("ckpt-4")
-    assert not (out / training.LOCK_FILE).exists()
+    assert not (out / LOCK_FILE).exists()
 
 
 def test_resume_equals_unbroken_run(glue, fixtures_dir, tmp_path):
@@ -91,8 +92,8 @@ def test_live_lock_refuses_and_stale_lock_is_taken_over(glue, fixtures_dir, tmp_
     out.mkdir()
     holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        (out / training.LOCK_FILE).write_text(json.dumps({"pid": holder.pid, "host": os.uname()[1]}))
-        with pytest.raises(training.OutputDirLockedError, match=f"in use by pid {holder.pid}") as err:
+        (out / LOCK_FILE).write_text(json.dumps({"pid": holder.pid, "host": os.uname()[1]}))
+        with pytest.raises(OutputDirLockedError, match=f"in use by pid {holder.pid}") as err:
             run_glue(config, task, _opts(fixtures_dir, out), do_train=True)
         assert "\n" not in str(err.value) and isinstance(err.value, TrainingError)
         assert tf.train.latest_checkpoint(out) is None  # refused before anything was written
@@ -101,7 +102,7 @@ def test_live_lock_refuses_and_stale_lock_is_taken_over(glue, fixtures_dir, tmp_
         holder.wait()
     run_glue(config, task, _opts(fixtures_dir, out, train_step=2), do_train=True)  # dead pid: stale
     assert tf.train.latest_checkpoint(out).endswith("ckpt-2")
-    assert not (out / training.LOCK_FILE).exists()  # released at the end
+    assert not (out / LOCK_FILE).exists()  # released at the end
 
 
 @pytest.mark.parametrize("ipl", [1, 2])
@@ -111,7 +112,7 @@ def test_non_finite_loss_stops_at_its_step_and_keeps_the_last_good_checkpoint(gl
     out = tmp_path / "out"
     run_glue(config, task, _opts(fixtures_dir, out, train_step=2), do_train=True)
     # resumed at step 2 towards 6 with a learning rate that overflows the weights at step 3
-    with pytest.raises(training.NonFiniteLossError) as err:
+    with pytest.raises(NonFiniteLossError) as err:
         run_glue(config, task, _opts(fixtures_dir, out, train_step=6, learning_rate=1e38,
                                      warmup_step=0, iterations_per_loop=ipl), do_train=True)
     message = str(err.value)
@@ -121,7 +122,7 @@ def test_non_finite_loss_stops_at_its_step_and_keeps_the_last_good_checkpoint(gl
     assert message.endswith(str(out / "ckpt-2")), message
     assert tf.train.latest_checkpoint(out).endswith("ckpt-2")
     assert not any(f.startswith(("ckpt-3", "ckpt-4", "ckpt-5", "ckpt-6")) for f in os.listdir(out))
-    assert not (out / training.LOCK_FILE).exists()
+    assert not (out / LOCK_FILE).exists()
 
 
 def _scalars(folder):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from albert_tf.engine.records import cached_records, write_records
-from albert_tf.fileio import atomic_path, write_text_atomic
+from albert_tf.core.fileio import atomic_path, write_text_atomic
 from albert_tf.tasks.squad.evaluate import write_eval_results
 from albert_tf.tasks.squad.postprocess import write_predictions
 
@@ -62,7 +62,7 @@ def test_atomic_path_replaces_only_on_success(tmp_path):
 
 # --- object-store semantics on ram://, the offline stand-in for a bucket (docs/cloud_tpu.md) ---
 def test_remote_files_are_replaced_whole_and_failed_writes_leave_nothing(ram_bucket):
-    from albert_tf import fileio
+    from albert_tf.core import fileio
     target = f"{ram_bucket}/run/notes.txt"
     fileio.write_text(target, "a longer first version")
     fileio.write_text(target, "second")  # replaced, not appended to (ram:// alone appends)
@@ -84,7 +84,7 @@ def test_remote_files_are_replaced_whole_and_failed_writes_leave_nothing(ram_buc
 
 
 def test_remote_text_is_streamed_with_universal_newlines(ram_bucket, tmp_path):
-    from albert_tf import fileio
+    from albert_tf.core import fileio
     body = "one\r\ntwo\rthree\nfour é\n" * 50000  # larger than one read buffer
     (tmp_path / "t.txt").write_bytes(body.encode("utf-8"))
     remote = fileio.copy(tmp_path / "t.txt", f"{ram_bucket}/t.txt")
@@ -95,7 +95,7 @@ def test_remote_text_is_streamed_with_universal_newlines(ram_bucket, tmp_path):
 
 
 def test_remote_folders_and_ram_quirks(ram_bucket):
-    from albert_tf import fileio
+    from albert_tf.core import fileio
     fileio.write_text(f"{ram_bucket}/run/ckpt-1.index", "i")
     fileio.write_text(f"{ram_bucket}/run/eval_results.txt", "r")
     fileio.makedirs(f"{ram_bucket}/run/eval")
@@ -108,7 +108,7 @@ def test_remote_folders_and_ram_quirks(ram_bucket):
 
 
 def test_output_folder_uploads_its_marker_last_and_nothing_on_failure(ram_bucket, monkeypatch):
-    from albert_tf import fileio
+    from albert_tf.core import fileio
     uploaded = []
     real_copy = fileio.copy
     monkeypatch.setattr(fileio, "copy", lambda src, dst, **kw: uploaded.append(dst) or real_copy(src, dst, **kw))

@@ -1,4 +1,4 @@
-"""Tests of albert_tf.engine.optimization against a NumPy re-implementation of Google's update rules."""
+"""Tests of albert_tf.engine.optimizers and learning_rate against a NumPy re-implementation of Google's update rules."""
 import copy
 import json
 import re
@@ -13,8 +13,9 @@ import albert_tf  # noqa: F401  (selects the TensorFlow backend)
 import keras
 import tensorflow as tf
 
-from albert_tf.engine import optimization as opt_lib
-from albert_tf.engine.optimization import LAMB, AdamWeightDecay, WarmupPolynomialDecay, create_optimizer
+from albert_tf.engine import optimizers as opt_lib
+from albert_tf.engine.learning_rate import WarmupPolynomialDecay
+from albert_tf.engine.optimizers import LAMB, AdamWeightDecay, create_optimizer
 
 GOOGLE_PATTERNS = ["LayerNorm", "layer_norm", "bias"]
 
@@ -310,15 +311,15 @@ def test_checkpoint_resume_mid_accumulation(tmp_path):
     """Saving after 3 of 2x3 micro-steps and restoring gives the uninterrupted result."""
     grads = random_grads(make_variables(), 6, seed=11)
     variables = make_variables()
-    straight = run_optimizer(create_optimizer(0.05, 4, 1, "lamb", gradient_accumulation_steps=2),
+    straight = run_optimizer(create_optimizer(0.05, 4, 1, optimizer="lamb", gradient_accumulation_steps=2),
                              variables, grads)
     variables = make_variables()
-    opt = create_optimizer(0.05, 4, 1, "lamb", gradient_accumulation_steps=2)
+    opt = create_optimizer(0.05, 4, 1, optimizer="lamb", gradient_accumulation_steps=2)
     run_optimizer(opt, variables, grads[:3])
     ckpt = tf.train.Checkpoint(optimizer=opt, variables=variables)
     path = ckpt.write(str(tmp_path / "ckpt"))
     variables2 = make_variables(seed=5)
-    opt2 = create_optimizer(0.05, 4, 1, "lamb", gradient_accumulation_steps=2)
+    opt2 = create_optimizer(0.05, 4, 1, optimizer="lamb", gradient_accumulation_steps=2)
     opt2.build(variables2)
     tf.train.Checkpoint(optimizer=opt2, variables=variables2).read(path).assert_consumed()
     assert int(opt2.iterations) == 1 and int(opt2._micro_step.numpy()) == 1
@@ -401,7 +402,7 @@ _MIRRORED_SCRIPT = textwrap.dedent("""
     cpu = tf.config.list_physical_devices("CPU")[0]
     tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     import albert_tf, keras
-    from albert_tf.engine.optimization import create_optimizer
+    from albert_tf.engine.optimizers import create_optimizer
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(32, 4)).astype("float32")

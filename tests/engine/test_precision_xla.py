@@ -7,8 +7,9 @@ import keras
 from albert_tf import (AlbertClassifier, AlbertConfig, AlbertMultipleChoice, AlbertSquadV1,
                        AlbertSquadV2, load_original_checkpoint)
 from albert_tf.engine.distribute import set_precision
-from albert_tf.engine.optimization import create_optimizer
-from albert_tf.engine.training import RunConfig, compile_for_training
+from albert_tf.engine.optimizers import create_optimizer
+from albert_tf.engine.compiling import compile_for_training
+from albert_tf.engine.run_config import RunConfig
 
 TOLERANCE = 0.05  # relative difference of the training loss after 3 steps, low vs full precision
 B, T = 8, 24

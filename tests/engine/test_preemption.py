@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf.engine.training import KILL_AT_ENV
+from albert_tf.engine.fault_injection import KILL_AT_ENV
 
 ROOT = os.fspath(pathlib.Path(__file__).resolve().parents[2])
 STEPS = 6

@@ -15,9 +15,9 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf import AlbertConfig, fileio
-from albert_tf.engine import records, training
+from albert_tf.engine import records
 from albert_tf.engine.finetuning import FineTuningOptions
-from albert_tf.errors import StorageError, TrainingError
+from albert_tf.core.errors import StorageError, TrainingError
 from albert_tf.tasks.glue.task import GlueTask, run_glue
 from albert_tf.text.encoding import TextEncoder
 

@@ -1,7 +1,5 @@
 """On TPU every sequence shape is one XLA compile: with tpu_buckets (--use_tpu or
 --strategy_type=tpu) a bucketed training run feeds its compiled step at most 3 shapes."""
-import numpy as np
-import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertConfig

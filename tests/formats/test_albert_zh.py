@@ -3,7 +3,6 @@
 (tests/data/fixtures/albert_zh, made by running that code); its configs read as they are; its
 pre-LN variant and a BERT checkpoint are refused in one line."""
 import json
-import os
 import pathlib
 import subprocess
 import sys
@@ -13,7 +12,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertConfig, AlbertPretrainer, convert_model, load_original_checkpoint
-from albert_tf.errors import InputError
+from albert_tf.core.errors import InputError
 from albert_tf.formats.tf1 import check_checkpoint_fits_config, read_original_checkpoint
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

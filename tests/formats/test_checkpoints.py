@@ -8,7 +8,8 @@ import tensorflow as tf
 
 from albert_tf import (AlbertConfig, AlbertModel, AlbertPretrainer, load_original_checkpoint,
                        save_original_checkpoint)
-from albert_tf.formats.tf1 import read_original_checkpoint, original_variable_map
+from albert_tf.formats.tf1 import read_original_checkpoint
+from albert_tf.modeling.names import original_variable_map
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from albert_tf import AlbertModel, AlbertPretrainer, convert_model
-from albert_tf.convert import detect_format, main
+from albert_tf.convert import main
+from albert_tf.interop.model_files import detect_format
 from albert_tf.formats.tf1 import read_original_checkpoint
 
 
@@ -74,7 +75,7 @@ def test_undetectable_input_and_missing_config_are_clear_errors(tmp_path, fixtur
 def test_pretrainer_kind_and_detection(tmp_path, tiny_pretrainer):
     tiny_pretrainer.save(tmp_path / "p.keras")
     assert detect_format(tmp_path / "p.keras") == "keras"
-    from albert_tf.convert import read_model
+    from albert_tf.interop.model_files import read_model
     model, report = read_model(tmp_path / "p.keras")
     assert isinstance(model, AlbertPretrainer) and len(report.loaded) == 32
     encoder, _ = read_model(tmp_path / "p.keras", model_kind="encoder")

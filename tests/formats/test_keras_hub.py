@@ -8,7 +8,7 @@ keras_hub = pytest.importorskip("keras_hub")
 
 from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainer, export_keras_hub_preset, load_keras_hub
 from albert_tf.formats.keras_hub import backbone_kwargs, to_backbone
-from albert_tf.formats.tf1 import original_variable_map
+from albert_tf.modeling.names import original_variable_map
 
 TOL = dict(rtol=0, atol=1e-5)
 

@@ -4,10 +4,9 @@ Python path's logits, spans come back as characters of the context, .keras files
 vocabulary; extract_features reads the same folder."""
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from albert_tf import (AlbertConfig, AlbertTextClassifier, AlbertTextSpanExtractor,
-                       extract_features, load_model, load_original_checkpoint)
+                       extract_features, load_model)
 from albert_tf.text.encoding import TextEncoder
 
 TEXTS = ["我们的中文很好。", "ALBERT在中文上有很好的结果！", "北京是中国的首都，１９９８年。"]
@@ -62,7 +61,7 @@ def test_fill_mask_with_a_wordpiece_vocabulary(release):
     """fill_mask on a brightmart release folder (its vocab.txt) and on a model with vocab_file=:
     the MLM head's top pieces, named in the WordPiece vocabulary."""
     from albert_tf import fill_mask
-    from albert_tf.representations import load_pretrained
+    from albert_tf.inference.representations import load_pretrained
     top = fill_mask(str(release), "北京是中国的[MASK]都。", top_k=3)
     model, _ = load_pretrained(release)
     again = fill_mask(model, "北京是中国的[MASK]都。", top_k=3, vocab_file=release / "vocab.txt")

@@ -2,7 +2,6 @@
 the logits of the Python feature path; fit takes lists, pandas columns and tf.data of strings;
 compile() defaults to Google's AdamW schedule; `.keras` files carry the tokenizer;
 from_pretrained loads Google's release folder exactly."""
-import os
 import shutil
 
 import numpy as np
@@ -13,12 +12,12 @@ import tensorflow as tf
 import albert_tf
 from albert_tf import (AlbertTextClassifier, AlbertTextMultipleChoice, AlbertTextSpanExtractor,
                        AdamWeightDecay, WarmupPolynomialDecay)
-from albert_tf.errors import InputError
-from albert_tf.tasks.glue import data as glue
+from albert_tf.core.errors import InputError
 from albert_tf.tasks.glue.task import example_to_record
 from albert_tf.tasks.race.data import encode_race_example, read_race_examples
 from albert_tf.text.encoding import TextEncoder
 from repo_paths import DATA, FIXTURES
+from albert_tf.tasks.glue.processors import get_processor
 
 RELEASE = FIXTURES / "albert_tiny"
 KEYS = ("input_ids", "input_mask", "segment_ids")
@@ -31,7 +30,7 @@ def encoder():
 
 @pytest.fixture(scope="module")
 def mrpc():
-    examples = glue.get_processor("mrpc").get_dev_examples(str(DATA / "MRPC"))[:8]
+    examples = get_processor("mrpc").get_dev_examples(str(DATA / "MRPC"))[:8]
     return pd.DataFrame({"a": [e.text_a for e in examples], "b": [e.text_b for e in examples],
                          "label": [int(e.label) for e in examples]}), examples
 
@@ -73,7 +72,7 @@ def test_from_pretrained_equals_the_original_encoder(classifier):
 def test_raw_strings_give_the_logits_of_the_glue_features(classifier, mrpc, encoder):
     df, examples = mrpc
     got = classifier.predict((df.a, df.b), batch_size=3, verbose=0)
-    label_map = glue.get_processor("mrpc").label_map()
+    label_map = get_processor("mrpc").label_map()
     records = [example_to_record(e, label_map, encoder, 32, False) for e in examples]
     features = {k: np.array([r[k] for r in records], np.int32) for k in KEYS}
     want = classifier(features, training=False)["logits"].numpy()
@@ -251,7 +250,7 @@ def test_default_lengths_fit_the_release_and_too_long_fails_at_construction(cls)
     384), the other lengths cut in proportion, and the first fit works; an explicit length
     over 64 fails when the model is built, in one line, not deep inside Keras."""
     import albert_tf
-    from albert_tf.errors import InputError
+    from albert_tf.core.errors import InputError
     model_cls = getattr(albert_tf, cls)
     model = model_cls.from_pretrained(RELEASE)
     assert model.preprocessor.sequence_length == 64

@@ -4,8 +4,9 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertClassifier, AlbertMultipleChoice, AlbertSquadV1, AlbertSquadV2
-from albert_tf.config import AlbertConfig
-from albert_tf.modeling.models import AlbertModel, AlbertPretrainer, flat_outputs
+from albert_tf.core.config import AlbertConfig
+from albert_tf.modeling.albert_model import AlbertModel, AlbertPretrainer
+from albert_tf.modeling.model_base import flat_outputs
 from repo_paths import FIXTURES
 
 CONFIG = AlbertConfig.from_json_file(FIXTURES / "albert_tiny" / "albert_config.json")

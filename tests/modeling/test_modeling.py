@@ -4,7 +4,7 @@ import keras
 import tensorflow as tf
 
 from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainer, load_original_checkpoint
-from albert_tf.formats.tf1 import original_variable_map
+from albert_tf.modeling.names import original_variable_map
 from albert_tf.modeling.losses import masked_lm_loss, sentence_order_loss
 from numpy_albert import forward as numpy_forward
 

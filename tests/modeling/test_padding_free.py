@@ -9,9 +9,9 @@ import tensorflow as tf
 
 from albert_tf import AlbertConfig
 from albert_tf.engine.finetuning import FineTuningOptions, padding_free_model_fn
-from albert_tf.modeling.models import AlbertModel
+from albert_tf.modeling.albert_model import AlbertModel
 from albert_tf.modeling.padding_free import TokenRows, set_padding_free
-from albert_tf.modeling.tasks import AlbertClassifier
+from albert_tf.modeling.finetuning_models import AlbertClassifier
 
 LENGTHS = [16, 9, 1, 12]
 

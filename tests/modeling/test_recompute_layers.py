@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertConfig
-from albert_tf.modeling.tasks import AlbertClassifier
+from albert_tf.modeling.finetuning_models import AlbertClassifier
 
 
 def _features(batch=2, seq=16):

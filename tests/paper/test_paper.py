@@ -3,8 +3,8 @@ tables (5, sharing) end to end on the tiny setting."""
 import keras
 import pytest
 
-from albert_tf.config import AlbertConfig
-from albert_tf.modeling.models import AlbertModel
+from albert_tf.core.config import AlbertConfig
+from albert_tf.modeling.albert_model import AlbertModel
 from albert_tf.paper import params, throughput
 from albert_tf.paper.__main__ import main, parse_args
 

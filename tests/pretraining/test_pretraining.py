@@ -9,7 +9,9 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertConfig, AlbertPretrainer, load_original_checkpoint
-from albert_tf.pretraining.task import PretrainingOptions, pretrain
+from albert_tf.pretraining.pretrain import PretrainingOptions, pretrain
+from albert_tf.engine.compiling import compile_for_training
+from albert_tf.engine.run_config import RunConfig
 
 ROOT = os.fspath(pathlib.Path(__file__).resolve().parents[2])
 
@@ -38,7 +40,7 @@ def test_pretraining_drives_mlm_and_sop_losses_down(fixtures_dir, tiny_config, t
                    init_checkpoint=str(fixtures_dir / "albert_tiny" / "model.ckpt-best"))
     model = AlbertPretrainer(config)
     load_original_checkpoint(model, fixtures_dir / "albert_tiny" / "model.ckpt-best")
-    from albert_tf.pretraining.task import make_evaluate_fn
+    from albert_tf.pretraining.pretrain import make_evaluate_fn
     model.compile()
     before = make_evaluate_fn(opts, tf.distribute.get_strategy())(model)
     after = pretrain(config, opts)
@@ -57,7 +59,7 @@ def test_pretraining_drives_mlm_and_sop_losses_down(fixtures_dir, tiny_config, t
 def test_resumes_from_last_checkpoint(fixtures_dir, tiny_config, tmp_path):
     pretrain(tiny_config, options(fixtures_dir, tmp_path, num_train_steps=20))
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith("ckpt-20")
-    from albert_tf.engine.optimization import create_optimizer
+    from albert_tf.engine.optimizers import create_optimizer
     model, opt = AlbertPretrainer(tiny_config), create_optimizer(1e-3, 20, 2, optimizer="lamb")
     opt.build(model.trainable_variables)
     tf.train.Checkpoint(model=model, optimizer=opt).restore(str(tmp_path / "ckpt-20")).assert_existing_objects_matched()
@@ -111,15 +113,14 @@ def test_eval_of_a_model_compiled_for_training_scores_every_batch(fixtures_dir, 
     """With iterations_per_loop > 1 the evaluation during training scored only its first batch
     (Keras called the engine's one-step test_function once per execution); it must equal the
     exact metrics over all max_eval_steps batches."""
-    from albert_tf.engine import training
-    from albert_tf.engine.optimization import create_optimizer
+    from albert_tf.engine.optimizers import create_optimizer
     from albert_tf.pretraining.input import pretraining_dataset
-    from albert_tf.pretraining.task import make_evaluate_fn
+    from albert_tf.pretraining.pretrain import make_evaluate_fn
     opts = options(fixtures_dir, tmp_path, max_eval_steps=2)
     model = AlbertPretrainer(tiny_config)
     load_original_checkpoint(model, fixtures_dir / "albert_tiny" / "model.ckpt-best")
-    run = training.RunConfig(output_dir=str(tmp_path), num_train_steps=10, iterations_per_loop=5)
-    training.compile_for_training(model, create_optimizer(1e-3, 10, 1), run, tf.distribute.get_strategy())
+    run = RunConfig(output_dir=str(tmp_path), num_train_steps=10, iterations_per_loop=5)
+    compile_for_training(model, create_optimizer(1e-3, 10, 1), run, tf.distribute.get_strategy())
     assert model.steps_per_execution == 5
     results = make_evaluate_fn(opts, tf.distribute.get_strategy())(model)
     correct = weight = sop = n = 0.0

@@ -12,7 +12,7 @@ tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfigur
 import numpy as np  # noqa: E402
 from albert_tf import AlbertConfig  # noqa: E402
 from albert_tf.engine.distribute import get_strategy  # noqa: E402
-from albert_tf.pretraining.task import PretrainingOptions, pretrain  # noqa: E402
+from albert_tf.pretraining.pretrain import PretrainingOptions, pretrain  # noqa: E402
 
 fixtures = sys.argv[1]
 optimizer = sys.argv[2] if len(sys.argv) > 2 else "lamb"
@@ -27,7 +27,7 @@ for name, strategy in (("one", get_strategy("one_device")),
         num_warmup_steps=1, save_checkpoints_steps=3, iterations_per_loop=1, max_eval_steps=2,
         learning_rate=1e-3, optimizer=optimizer, seed=7, verbose=0, do_eval=True)
     out = pretrain(config, opts, strategy)
-    from albert_tf.modeling.models import AlbertPretrainer
+    from albert_tf.modeling.albert_model import AlbertPretrainer
     from albert_tf.formats.tf1 import load_original_checkpoint
     model = AlbertPretrainer(config)
     load_original_checkpoint(model, f"{opts.output_dir}/model.ckpt-best")

@@ -3,7 +3,7 @@ explicit flags win; unknown or mismatched recipes are one-line errors."""
 import pytest
 from absl import flags
 
-from albert_tf.errors import InputError
+from albert_tf.core.errors import InputError
 from albert_tf.tasks.recipes import RECIPES, apply_recipe, recipe_for
 
 

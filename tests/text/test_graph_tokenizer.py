@@ -10,7 +10,8 @@ import tensorflow as tf
 from albert_tf.text import graph_text
 from albert_tf.text.graph_text import overrides
 from albert_tf.text.graph_tokenizer import GraphTokenizer, GraphTokenizerLayer
-from albert_tf.text.tokenization import FullTokenizer, preprocess_text
+from albert_tf.text.normalization import preprocess_text
+from albert_tf.text.tokenization import FullTokenizer
 from repo_paths import FIXTURES
 from test_tokenization import comma_model
 

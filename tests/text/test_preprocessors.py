@@ -4,16 +4,16 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf.tasks.glue import data as glue
 from albert_tf.tasks.race.data import encode_race_example, race_choice_text, read_race_examples
 from albert_tf.tasks.squad.examples import read_squad_examples
 from albert_tf.tasks.squad.features import convert_examples_to_features
 from albert_tf.text.encoding import TextEncoder
 from albert_tf.text.packing import pack_ids
-from albert_tf.text.preprocessors import (AlbertMultipleChoicePreprocessor,
+from albert_tf.text.keras_preprocessors import (AlbertMultipleChoicePreprocessor,
                                           AlbertSpanPreprocessor, AlbertTextPreprocessor,
                                           choice_texts_graph)
 from repo_paths import DATA, FIXTURES
+from albert_tf.tasks.glue.processors import get_processor
 
 SPM = str(FIXTURES / "albert_tiny" / "30k-clean.model")
 KEYS = ("input_ids", "input_mask", "segment_ids")
@@ -30,7 +30,7 @@ def _as_lists(features):
 
 @pytest.mark.parametrize("task,length", [("sst-2", 12), ("mrpc", 24), ("mrpc", 128)])
 def test_classification_equals_the_glue_records(encoder, task, length):
-    examples = glue.get_processor(task).get_dev_examples(str(DATA / task.upper()))[:8]
+    examples = get_processor(task).get_dev_examples(str(DATA / task.upper()))[:8]
     pair = examples[0].text_b is not None
     a = [e.text_a for e in examples]
     x = (a, [e.text_b for e in examples]) if pair else a

@@ -8,9 +8,11 @@ import pytest
 import sentencepiece as spm
 from sentencepiece import sentencepiece_model_pb2 as model_pb2
 
-from albert_tf.text import tokenization
-from albert_tf.text.tokenization import FullTokenizer, encode_ids, encode_pieces, preprocess_text
+from albert_tf.text.normalization import preprocess_text
+from albert_tf.text.spm_encode import encode_ids, encode_pieces
+from albert_tf.text.tokenization import FullTokenizer
 from repo_paths import FIXTURES
+from albert_tf.text.spm_train import train_sentencepiece
 
 U = "\u2581"
 CASES = [json.loads(line) for line in open(FIXTURES / "tokenization.jsonl", encoding="utf-8")]
@@ -264,7 +266,7 @@ def test_wordpiece_missing_vocab(tmp_path):
 
 def test_train_sentencepiece_recipe(tmp_path):
     prefix = tmp_path / "out" / "tiny"
-    path = tokenization.train_sentencepiece(str(FIXTURES / "corpus.txt"), str(prefix), 400,
+    path = train_sentencepiece(str(FIXTURES / "corpus.txt"), str(prefix), 400,
                                             num_threads=2)
     assert path == str(prefix) + ".model" and os.path.isfile(str(prefix) + ".vocab")
     assert sorted(os.listdir(tmp_path / "out")) == ["tiny.model", "tiny.vocab"]  # no temp left
@@ -288,4 +290,4 @@ def test_train_sentencepiece_recipe(tmp_path):
 
 def test_train_sentencepiece_missing_input(tmp_path):
     with pytest.raises(FileNotFoundError, match="nothing.txt"):
-        tokenization.train_sentencepiece(str(tmp_path / "nothing.txt"), str(tmp_path / "m"), 100)
+        train_sentencepiece(str(tmp_path / "nothing.txt"), str(tmp_path / "m"), 100)

@@ -16,9 +16,9 @@ import json
 import os
 from typing import List, Optional, Sequence
 
-from albert_tf import fileio
-from albert_tf.errors import InputError
-from albert_tf.fileio import write_text_atomic
+from albert_tf.core import fileio
+from albert_tf.core.errors import InputError
+from albert_tf.core.fileio import write_text_atomic
 from albert_tf.tasks.glue.reader import DataProcessor, GlueFormatError, InputExample
 
 EXTENSIONS = (".csv", ".tsv", ".jsonl")
@@ -132,7 +132,7 @@ class CustomProcessor(DataProcessor):
 
     task_name, task_dir = "custom", ""
 
-    def __init__(self, files: Optional[dict] = None, data_dir=None, text_a_column="text",
+    def __init__(self, files: Optional[dict] = None, data_dir=None, *, text_a_column="text",
                  text_b_column=None, label_column="label", is_regression=False,
                  labels: Optional[Sequence[str]] = None, multi_label=False,
                  label_separator=","):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Dict
 
-from albert_tf.tasks.glue.data import canonical_task_name
+from albert_tf.tasks.glue.processors import canonical_task_name
 from albert_tf.tasks.metrics import accuracy, f1, matthews_corrcoef, mean_squared_error, pearson, spearman
 
 

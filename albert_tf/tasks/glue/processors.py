@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from albert_tf.tasks.glue.reader import (
-    DataProcessor, GlueFormatError, _Layout, iter_tsv, resolve_task_file)
+    DataProcessor, GlueFormatError, ColumnLayout, iter_tsv, resolve_task_file)
 
 logger = logging.getLogger(__name__)
 
@@ -17,8 +17,8 @@ class ColaProcessor(DataProcessor):
 
     def layout(self, split):
         if split == "test":
-            return _Layout(text_a=1, guid=0)
-        return _Layout(text_a=3, label=1, header=False)
+            return ColumnLayout(text_a=1, guid=0)
+        return ColumnLayout(text_a=3, label=1, header=False)
 
 
 class Sst2Processor(DataProcessor):
@@ -28,8 +28,8 @@ class Sst2Processor(DataProcessor):
 
     def layout(self, split):
         if split == "test":
-            return _Layout(text_a=1, guid=0)
-        return _Layout(text_a=0, label=1)
+            return ColumnLayout(text_a=1, guid=0)
+        return ColumnLayout(text_a=0, label=1)
 
 
 class MrpcProcessor(DataProcessor):
@@ -39,8 +39,8 @@ class MrpcProcessor(DataProcessor):
 
     def layout(self, split):
         if split == "test":
-            return _Layout(text_a=3, text_b=4, guid=0)
-        return _Layout(text_a=3, text_b=4, label=0)
+            return ColumnLayout(text_a=3, text_b=4, guid=0)
+        return ColumnLayout(text_a=3, text_b=4, label=0)
 
 
 class StsbProcessor(DataProcessor):
@@ -50,8 +50,8 @@ class StsbProcessor(DataProcessor):
 
     def layout(self, split):
         if split == "test":
-            return _Layout(text_a=7, text_b=8, guid=0)
-        return _Layout(text_a=7, text_b=8, label=-1, guid=0)
+            return ColumnLayout(text_a=7, text_b=8, guid=0)
+        return ColumnLayout(text_a=7, text_b=8, label=-1, guid=0)
 
 
 class QqpProcessor(DataProcessor):
@@ -69,8 +69,8 @@ class QqpProcessor(DataProcessor):
 
     def layout(self, split):
         if split == "test":
-            return _Layout(text_a=1, text_b=2, guid=0)
-        return _Layout(text_a=3, text_b=4, label=5, guid=0)
+            return ColumnLayout(text_a=1, text_b=2, guid=0)
+        return ColumnLayout(text_a=3, text_b=4, label=5, guid=0)
 
     def _read_split(self, data_dir, split):
         self.skipped_rows[split] = 0
@@ -98,8 +98,8 @@ class MnliProcessor(DataProcessor):
 
     def layout(self, split):
         if split == "test":
-            return _Layout(text_a=8, text_b=9, guid=0)
-        return _Layout(text_a=8, text_b=9, label=-1, guid=0)
+            return ColumnLayout(text_a=8, text_b=9, guid=0)
+        return ColumnLayout(text_a=8, text_b=9, label=-1, guid=0)
 
 
 class MnliMismatchedProcessor(MnliProcessor):
@@ -115,8 +115,8 @@ class _IndexPairProcessor(DataProcessor):
 
     def layout(self, split):
         if split == "test":
-            return _Layout(text_a=1, text_b=2, guid=0)
-        return _Layout(text_a=1, text_b=2, label=-1, guid=0)
+            return ColumnLayout(text_a=1, text_b=2, guid=0)
+        return ColumnLayout(text_a=1, text_b=2, label=-1, guid=0)
 
 
 class QnliProcessor(_IndexPairProcessor):
@@ -150,7 +150,7 @@ class AxProcessor(DataProcessor):
     _UNLABELED = "diagnostic.tsv"
 
     def layout(self, split):
-        return _Layout(text_a=5, text_b=6, label=7)
+        return ColumnLayout(text_a=5, text_b=6, label=7)
 
     def get_test_examples(self, data_dir):
         try:
@@ -162,7 +162,7 @@ class AxProcessor(DataProcessor):
     def _read_unlabeled(self, data_dir):
         """Read the unlabeled GLUE diagnostic.tsv (index, sentence1, sentence2)."""
         path = resolve_task_file(data_dir, self.task_dir, self._UNLABELED)
-        layout = _Layout(text_a=1, text_b=2, guid=0)
+        layout = ColumnLayout(text_a=1, text_b=2, guid=0)
         rows = iter_tsv(path)
         next(rows, None)
         examples = []

@@ -11,8 +11,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterator, List, Optional, Sequence, Union
 
-from albert_tf import fileio
-from albert_tf.errors import InputError
+from albert_tf.core import fileio
+from albert_tf.core.errors import InputError
 
 Label = Union[str, float, None]
 
@@ -32,7 +32,7 @@ class GlueFormatError(InputError):
 
 
 @dataclasses.dataclass(frozen=True)
-class _Layout:
+class ColumnLayout:
     """Where a split's fields live: column indices (negative allowed for label)."""
 
     text_a: int
@@ -114,7 +114,7 @@ class DataProcessor:
 
     # -- internals -----------------------------------------------------------------
 
-    def layout(self, split: str) -> _Layout:
+    def layout(self, split: str) -> ColumnLayout:
         """Column layout of ``split``; subclasses override."""
         raise NotImplementedError
 
@@ -137,7 +137,7 @@ class DataProcessor:
         self._done_split(path, split)
         return examples
 
-    def _make_example(self, fields: List[str], layout: _Layout, split: str,
+    def _make_example(self, fields: List[str], layout: ColumnLayout, split: str,
                       row_number: int) -> InputExample:
         """Build one example from a row's fields, or raise GlueFormatError."""
         need = layout.min_columns()

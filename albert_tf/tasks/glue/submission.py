@@ -6,6 +6,7 @@ from typing import Iterable
 
 from albert_tf.tasks.glue.processors import canonical_task_name, get_processor
 from albert_tf.tasks.glue.reader import DataProcessor
+from albert_tf.core.fileio import write_text_atomic
 
 
 _SUBMISSION_FILES = {
@@ -56,5 +57,4 @@ def write_submission(path: str, task_name: str, guids_or_indices: Iterable,
 
 def _atomic_write(path: str, text: str) -> None:
     """Write ``text`` so that readers see the old file or the whole new one."""
-    from albert_tf.fileio import write_text_atomic
     write_text_atomic(path, text)

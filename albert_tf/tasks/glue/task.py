@@ -5,15 +5,20 @@ from __future__ import annotations
 from absl import logging
 import numpy as np
 
-from albert_tf import fileio
+from albert_tf.core import fileio
 from albert_tf.engine import finetuning
-from albert_tf.fileio import write_text_atomic
-from albert_tf.tasks.glue import data as glue
+from albert_tf.core.fileio import write_text_atomic
 from albert_tf.text.encoding import TextEncoder
 from albert_tf.engine.records import cached_records
-from albert_tf.errors import InputError
+from albert_tf.core.errors import InputError
 from albert_tf.tasks.glue.metrics import custom_metrics, glue_metrics
 from albert_tf.tasks.metrics import best_threshold, multilabel_scores
+from albert_tf.tasks.glue.processors import best_checkpoint_metric, canonical_task_name, get_processor
+from albert_tf.tasks.glue.submission import submission_file_name, write_submission
+from albert_tf.text.packing import pack_ids
+from albert_tf.modeling.finetuning_models import AlbertClassifier
+from albert_tf.tasks.serving import exporter
+from albert_tf.tasks.glue.serving import export_text_classifier
 
 CUSTOM_PREDICTIONS = "test_predictions.tsv"  # a custom task's `index\tprediction` (label) file
 
@@ -32,7 +37,6 @@ def classifier_feature_spec(max_seq_length: int, is_regression: bool,
 def example_to_record(example, label_map, encoder: TextEncoder, max_seq_length, is_regression,
                       multi_label: bool = False):
     """[CLS] A [SEP] (B [SEP]) with the shared packer, plus the label (or label vector)."""
-    from albert_tf.text.packing import pack_ids
     ids_b = encoder.ids(example.text_b) if example.text_b is not None else None
     record = dict(pack_ids(encoder.ids(example.text_a), ids_b, max_seq_length,
                            encoder.cls_id, encoder.sep_id, encoder.pad_id))
@@ -56,8 +60,8 @@ class GlueTask:
     def __init__(self, task_name, data_dir, encoder: TextEncoder, max_seq_length, cache_dir,
                  processor=None):
         """`processor` (e.g. a CustomProcessor for your own files) replaces the GLUE one."""
-        self.task = processor.task_name if processor else glue.canonical_task_name(task_name)
-        self.processor = processor or glue.get_processor(self.task)
+        self.task = processor.task_name if processor else canonical_task_name(task_name)
+        self.processor = processor or get_processor(self.task)
         self.data_dir, self.encoder = data_dir, encoder
         self.max_seq_length, self.cache_dir = max_seq_length, cache_dir
         self.is_regression = self.processor.is_regression
@@ -71,7 +75,7 @@ class GlueTask:
         """Examples of a split ("train", "dev", "test") of this task or of `task` (mnli-mm, ax)."""
         key = (task or self.task, split)
         if key not in self._examples:
-            proc = self.processor if key[0] == self.task else glue.get_processor(key[0])
+            proc = self.processor if key[0] == self.task else get_processor(key[0])
             reader = {"train": proc.get_train_examples, "dev": proc.get_dev_examples,
                       "test": proc.get_test_examples}[split]
             self._examples[key] = reader(self.data_dir)
@@ -100,7 +104,7 @@ class GlueTask:
     def best_metric(self):
         if self.task == "custom":
             return "pearson" if self.is_regression else "micro_f1" if self.multi_label else "accuracy"
-        return glue.best_checkpoint_metric(self.task)
+        return best_checkpoint_metric(self.task)
 
     def _metrics(self, preds, labels):
         """GLUE's metrics of the task, or a custom task's (by its label count)."""
@@ -205,9 +209,9 @@ class GlueTask:
                 table = out["predictions"][:, None] if self.is_regression else out["probabilities"]
                 written.append(_write_table(output_dir, table))
             custom = task == "custom"
-            name = CUSTOM_PREDICTIONS if custom else glue.submission_file_name(task)
+            name = CUSTOM_PREDICTIONS if custom else submission_file_name(task)
             path = fileio.join(output_dir, name)
-            glue.write_submission(path, task, [e.guid.split("-")[-1] for e in examples], preds,
+            write_submission(path, task, [e.guid.split("-")[-1] for e in examples], preds,
                                   processor=self.processor if custom else None)
             written.append(path)
         return written
@@ -222,7 +226,6 @@ def _write_table(output_dir, table) -> str:
 
 
 def classifier_model_fn(config, task: GlueTask, dropout_prob=0.1):
-    from albert_tf.modeling.tasks import AlbertClassifier
     return lambda: AlbertClassifier(config, task.processor.num_labels, dropout_prob,
                                     is_regression=task.is_regression, multi_label=task.multi_label)
 
@@ -231,8 +234,6 @@ def run_glue(config, task: GlueTask, opts: finetuning.FineTuningOptions, strateg
              do_train=False, do_eval=False, do_predict=False, dropout_prob=0.1,
              export_dir=None) -> dict:
     """Google's run_classifier flow on the shared runner, plus a raw-text SavedModel export."""
-    from albert_tf.tasks.serving import exporter
-    from albert_tf.tasks.glue.serving import export_text_classifier
     export_fn = exporter(export_text_classifier, task, export_dir)
     return finetuning.run_finetuning(task, classifier_model_fn(config, task, dropout_prob), opts,
                                      strategy, do_train=do_train, do_eval=do_eval,

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 
-from albert_tf import fileio
+from albert_tf.core import fileio
 from albert_tf.engine import validation as v
-from albert_tf.errors import InputError
+from albert_tf.core.errors import InputError
 from albert_tf.tasks.serving import check_export_flags
+from albert_tf.tasks.glue import custom
 
 GLUE_TASKS = ("cola", "sst-2", "mrpc", "sts-b", "qqp", "mnli", "qnli", "rte", "wnli")
 CUSTOM_ONLY = ("train_file", "dev_file", "test_file", "text_a_column", "text_b_column",
@@ -39,7 +40,6 @@ def _needed_splits(FLAGS):
 def _check_custom_files(FLAGS):
     """Each split the run reads is --<split>_file (an existing .csv/.tsv/.jsonl) or found in
     --data_dir as <split>.csv|.tsv|.jsonl."""
-    from albert_tf.tasks.glue import custom
     if FLAGS.data_dir:
         v.check_dir("data_dir", FLAGS.data_dir, "data folder")
     v.require(FLAGS, "text_a_column", "label_column")
@@ -61,15 +61,15 @@ def custom_processor(FLAGS):
     --output_dir or beside --init_checkpoint); None for a GLUE task."""
     if FLAGS.task_name.lower() != "custom":
         return None
-    from albert_tf.tasks.glue import custom
     files = {s: FLAGS[f"{s}_file"].value for s in custom.SPLITS}
     if FLAGS.multi_label and FLAGS.is_regression:
         raise InputError("--multi_label and --is_regression exclude each other")
     if FLAGS.multi_label and not FLAGS.label_separator:
         raise InputError("--label_separator is empty: give what separates the labels in a cell")
     processor = custom.CustomProcessor(
-        files, FLAGS.data_dir, FLAGS.text_a_column, FLAGS.text_b_column or None,
-        FLAGS.label_column, FLAGS.is_regression, multi_label=FLAGS.multi_label,
+        files, FLAGS.data_dir, text_a_column=FLAGS.text_a_column,
+        text_b_column=FLAGS.text_b_column or None, label_column=FLAGS.label_column,
+        is_regression=FLAGS.is_regression, multi_label=FLAGS.multi_label,
         label_separator=FLAGS.label_separator)
     v.read_data(lambda: custom.settle_labels(processor, FLAGS.output_dir, FLAGS.init_checkpoint,
                                              FLAGS.do_train),

@@ -24,8 +24,8 @@ import dataclasses
 import re
 from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from albert_tf import fileio
-from albert_tf.errors import InputError
+from albert_tf.core import fileio
+from albert_tf.core.errors import InputError
 
 DOCSTART = "-DOCSTART-"
 SCHEMES = ("BIO", "BIOES")
@@ -84,7 +84,7 @@ def read_conll(path, labeled: Optional[bool] = None) -> List[Sentence]:
     requires labels (a 1-column file is an error); False reads only the words of any file,
     labels None (e.g. a dev file given to predict). A file without sentences is an error.
 
-    >>> from albert_tf import fileio
+    >>> from albert_tf.core import fileio
     >>> path = fileio.write_text("ram://ner-doc/train.txt", "-DOCSTART- -X- -X- O\\n\\n"
     ...                          "Ada NNP B-NP B-PER\\nsang VBD B-VP O\\n\\nOslo NNP B-NP B-LOC\\n")
     >>> read_conll(path)  # doctest: +NORMALIZE_WHITESPACE

@@ -14,12 +14,14 @@ from typing import List, Optional, Sequence
 import numpy as np
 from absl import logging
 
-from albert_tf import fileio
+from albert_tf.core import fileio
 from albert_tf.engine import finetuning
-from albert_tf.engine.records import cached_records, file_fingerprint
-from albert_tf.errors import InputError
+from albert_tf.core.fileio import file_fingerprint
+from albert_tf.engine.records import cached_records
+from albert_tf.core.errors import InputError
 from albert_tf.tasks.ner import conll, metrics
 from albert_tf.text.encoding import TextEncoder
+from albert_tf.modeling.finetuning_models import AlbertTokenClassifier
 
 LABELS_FILE = "labels.json"  # the label list and tag scheme of a run, beside its checkpoints
 PREDICTIONS_FILE = "test_predictions.txt"
@@ -222,6 +224,5 @@ def read_labels(output_dir):
 
 
 def ner_model_fn(config, task: NerTask, dropout_prob=0.1):
-    from albert_tf.modeling.tasks import AlbertTokenClassifier
     return lambda: AlbertTokenClassifier(config, len(task.labels), dropout_prob,
                                          label_names=task.labels)

@@ -3,7 +3,7 @@ reads (columns, tags of the scheme, labels in the label set), the label list."""
 from __future__ import annotations
 
 from albert_tf.engine import validation as v
-from albert_tf.errors import InputError
+from albert_tf.core.errors import InputError
 from albert_tf.tasks.ner import conll
 from albert_tf.tasks.serving import check_export_flags
 

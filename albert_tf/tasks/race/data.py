@@ -20,8 +20,9 @@ import json
 import re
 from typing import Iterator, List, Optional, Sequence, Tuple, Union
 
-from albert_tf.errors import InputError
-from albert_tf import fileio
+from albert_tf.core.errors import InputError
+from albert_tf.core import fileio
+from albert_tf.text.packing import pack_ids
 
 LEVELS = ("middle", "high")
 NUM_CHOICES = 4
@@ -215,7 +216,6 @@ def encode_race_example(example: RaceExample, tokenizer, max_seq_length: int,
     a :class:`albert_tf.text.encoding.TextEncoder` to get Google's preprocess_text
     (lower-casing) first, which a bare SentencePiece FullTokenizer does not apply.
     """
-    from albert_tf.text.packing import pack_ids
 
     if max_seq_length < 4:
         raise ValueError(f"max_seq_length must be at least 4, got {max_seq_length}")

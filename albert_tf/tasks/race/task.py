@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from albert_tf.engine import finetuning
-from albert_tf.fileio import write_text_atomic
+from albert_tf.core.fileio import write_text_atomic
 from albert_tf.tasks.race import data as race
 from albert_tf.text.encoding import TextEncoder
 from albert_tf.engine.records import cached_records
 from albert_tf.tasks.race.metrics import race_metrics
-from albert_tf import fileio
+from albert_tf.core import fileio
+from albert_tf.modeling.finetuning_models import AlbertMultipleChoice
 
 LETTERS = race.ANSWER_LETTERS
 
@@ -88,5 +89,4 @@ class RaceTask:
 
 
 def race_model_fn(config, dropout_prob=0.1):
-    from albert_tf.modeling.tasks import AlbertMultipleChoice
     return lambda: AlbertMultipleChoice(config, race.NUM_CHOICES, dropout_prob)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from albert_tf.engine import validation as v
-from albert_tf.errors import InputError
+from albert_tf.core.errors import InputError
 from albert_tf.tasks.serving import check_export_flags
 
 def validate_race(FLAGS):

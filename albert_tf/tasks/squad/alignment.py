@@ -17,6 +17,9 @@ import dataclasses
 import difflib
 import unicodedata
 from typing import List, Optional, Sequence, Tuple
+from albert_tf.text.normalization import preprocess_text
+from albert_tf.text.spm_encode import encode_pieces
+from albert_tf.text import wordpiece
 
 
 def preprocess_with_offsets(text: str, lower: bool = True):
@@ -133,13 +136,12 @@ class ParagraphTokens:
 def tokenize_paragraph(paragraph: str, tokenizer, do_lower_case: bool = True) -> ParagraphTokens:
     """Google's paragraph tokenization with an exact piece → original character map (a
     SentencePiece tokenizer, or a WordPiece one for the Chinese releases)."""
-    from albert_tf.text import tokenization
 
     sp = tokenizer.sp_model
     if sp is None:
         return tokenize_paragraph_wordpiece(paragraph, tokenizer)
-    pieces = tokenization.encode_pieces(
-        sp, tokenization.preprocess_text(paragraph, lower=do_lower_case))
+    pieces = encode_pieces(
+        sp, preprocess_text(paragraph, lower=do_lower_case))
     ids = tuple(sp.PieceToId(p) for p in pieces)
     pre, pre_src = preprocess_with_offsets(paragraph, lower=do_lower_case)
     src_keep = [i for i, c in enumerate(pre) if c != " "]
@@ -188,10 +190,9 @@ def wordpiece_char_stream(text: str, do_lower_case: bool) -> List[int]:
     """The original index of every non-space character BERT's basic tokenizer makes of
     `text`, in order (its words are these characters, consecutive): dropped characters
     (control, NUL, U+FFFD, nonspacing marks after NFD) give none, whitespace separates."""
-    from albert_tf.text import wordpiece
     owners: List[int] = []
     for i, ch in enumerate(text):
-        if ch in "\x00\ufffd" or wordpiece._is_control(ch) or wordpiece._is_whitespace(ch) \
+        if ch in "\x00\ufffd" or wordpiece.is_control(ch) or wordpiece.is_whitespace(ch) \
                 or ch.isspace():
             continue
         out = ch

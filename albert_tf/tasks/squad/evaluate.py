@@ -28,8 +28,8 @@ import re
 import string
 from typing import Dict, List, Mapping, Optional
 
-from albert_tf.fileio import write_text_atomic
-from albert_tf import fileio
+from albert_tf.core.fileio import write_text_atomic
+from albert_tf.core import fileio
 
 _PUNCT = frozenset(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")

@@ -7,8 +7,8 @@ import json
 import os
 from typing import List, Tuple
 
-from albert_tf.errors import InputError
-from albert_tf import fileio
+from albert_tf.core.errors import InputError
+from albert_tf.core import fileio
 
 
 @dataclasses.dataclass(frozen=True)

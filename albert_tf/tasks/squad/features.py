@@ -8,6 +8,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from albert_tf.tasks.squad.alignment import ParagraphTokens, tokenize_paragraph
 from albert_tf.tasks.squad.examples import SquadExample
+from albert_tf.text.normalization import preprocess_text
+from albert_tf.text.spm_encode import encode_ids
 
 logger = logging.getLogger(__name__)
 
@@ -84,50 +86,62 @@ def _gold_tokens(example, para, stats):
     return span
 
 
-def _window_feature(unique_id, ex_index, span_index, spans, query_ids, para, tokenizer,
-                    max_seq_length, gold, example, is_training):
-    """The feature of one window: [CLS] q [SEP] doc [SEP] padded to max_seq_length."""
-    doc_start, doc_len = spans[span_index]
-    ids = [tokenizer.cls_id] + list(query_ids) + [tokenizer.sep_id]
-    segment = [0] * len(ids)
-    p_mask = [0] + [1] * (len(query_ids) + 1)
-    offset = len(ids)
-    to_orig, max_ctx = {}, {}
-    for k in range(doc_len):
-        t = doc_start + k
-        to_orig[offset + k] = (para.starts[t], para.ends[t])
-        max_ctx[offset + k] = is_max_context(spans, span_index, t)
-        ids.append(para.ids[t])
-    ids.append(tokenizer.sep_id)
-    segment += [1] * (doc_len + 1)
-    p_mask += [0] * doc_len + [1]
-    mask = [1] * len(ids)
-    pad = max_seq_length - len(ids)
-    ids, mask = ids + [tokenizer.pad_id] * pad, mask + [0] * pad
-    segment, p_mask = segment + [0] * pad, p_mask + [1] * pad
-    tokens = tokenizer.convert_ids_to_tokens(ids[:offset]) + list(
-        para.pieces[doc_start:doc_start + doc_len]) + tokenizer.convert_ids_to_tokens([tokenizer.sep_id])
-    start_pos = end_pos = 0
-    impossible = bool(example.is_impossible)
-    if is_training and not impossible:
-        first, last = gold
-        if first >= doc_start and last < doc_start + doc_len:
-            start_pos, end_pos = first - doc_start + offset, last - doc_start + offset
-        else:
-            impossible = True
-    return SquadFeature(unique_id, ex_index, span_index, tokens, ids, mask, segment, p_mask,
-                        to_orig, max_ctx, start_pos, end_pos, impossible, doc_len)
+@dataclasses.dataclass
+class _ExampleWindows:
+    """One example cut into windows: [CLS] question [SEP] paragraph window [SEP]."""
+    example: SquadExample
+    ex_index: int
+    para: ParagraphTokens
+    query_ids: list
+    spans: list  # (first paragraph token, token count) per window
+    gold: Optional[tuple]  # (first, last) paragraph token of the answer in training
+    tokenizer: object
+    max_seq_length: int
+    is_training: bool
+
+    def feature(self, unique_id: int, span_index: int) -> "SquadFeature":
+        """The feature of one window, padded to max_seq_length."""
+        tokenizer, para, query_ids = self.tokenizer, self.para, self.query_ids
+        doc_start, doc_len = self.spans[span_index]
+        ids = [tokenizer.cls_id] + list(query_ids) + [tokenizer.sep_id]
+        segment = [0] * len(ids)
+        p_mask = [0] + [1] * (len(query_ids) + 1)
+        offset = len(ids)
+        to_orig, max_ctx = {}, {}
+        for k in range(doc_len):
+            t = doc_start + k
+            to_orig[offset + k] = (para.starts[t], para.ends[t])
+            max_ctx[offset + k] = is_max_context(self.spans, span_index, t)
+            ids.append(para.ids[t])
+        ids.append(tokenizer.sep_id)
+        segment += [1] * (doc_len + 1)
+        p_mask += [0] * doc_len + [1]
+        mask = [1] * len(ids)
+        pad = self.max_seq_length - len(ids)
+        ids, mask = ids + [tokenizer.pad_id] * pad, mask + [0] * pad
+        segment, p_mask = segment + [0] * pad, p_mask + [1] * pad
+        tokens = tokenizer.convert_ids_to_tokens(ids[:offset]) + list(
+            para.pieces[doc_start:doc_start + doc_len]) + tokenizer.convert_ids_to_tokens(
+            [tokenizer.sep_id])
+        start_pos = end_pos = 0
+        impossible = bool(self.example.is_impossible)
+        if self.is_training and not impossible:
+            first, last = self.gold
+            if first >= doc_start and last < doc_start + doc_len:
+                start_pos, end_pos = first - doc_start + offset, last - doc_start + offset
+            else:
+                impossible = True
+        return SquadFeature(unique_id, self.ex_index, span_index, tokens, ids, mask, segment,
+                            p_mask, to_orig, max_ctx, start_pos, end_pos, impossible, doc_len)
 
 
 def question_ids(tokenizer, text: str, do_lower_case: bool) -> list:
     """A question's ids as Google's SQuAD code makes them: SentencePiece on preprocess_text
     (ALBERT's squad_utils), or WordPiece on the raw text (BERT's run_squad, the Chinese
     releases)."""
-    from albert_tf.text import tokenization
     if tokenizer.sp_model is None:
         return tokenizer.convert_tokens_to_ids(tokenizer.tokenize(text))
-    return tokenization.encode_ids(tokenizer.sp_model,
-                                   tokenization.preprocess_text(text, lower=do_lower_case))
+    return encode_ids(tokenizer.sp_model, preprocess_text(text, lower=do_lower_case))
 
 
 def convert_examples_to_features(examples: Sequence[SquadExample], tokenizer,
@@ -168,9 +182,10 @@ def convert_examples_to_features(examples: Sequence[SquadExample], tokenizer,
                 continue
         query = question_ids(tokenizer, example.question_text, do_lower_case)[:max_query_length]
         spans = doc_spans(len(para), max_seq_length - len(query) - 3, doc_stride)
+        windows = _ExampleWindows(example, ex_index, para, query, spans, gold, tokenizer,
+                                  max_seq_length, is_training)
         for span_index in range(len(spans)):
-            feature = _window_feature(unique_id, ex_index, span_index, spans, query, para,
-                                      tokenizer, max_seq_length, gold, example, is_training)
+            feature = windows.feature(unique_id, span_index)
             counts["impossible_windows"] += int(is_training and feature.is_impossible)
             features.append(feature)
             unique_id += 1

@@ -20,7 +20,7 @@ from albert_tf.text.spm_encode import SPIECE_UNDERLINE
 
 def _ws_class() -> str:
     """RE2 class of Python's str.isspace characters."""
-    return codepoints._ranges_to_class(codepoints.whitespace_codepoints())
+    return codepoints.ranges_to_class(codepoints.whitespace_codepoints())
 
 
 def _rows(ragged):

@@ -1,6 +1,6 @@
 """SQuAD post-processing: model outputs per window → n-best answers → prediction files.
 
-Pure Python and NumPy. Inputs are the examples and features of :mod:`albert_tf.tasks.squad.data`
+Pure Python and NumPy. Inputs are the examples and features of :mod:`albert_tf.tasks.squad.examples` and :mod:`albert_tf.tasks.squad.features`
 and ``results``: ``{unique_id: {output name: array}}`` (see :func:`collect_results`):
 
 * v1.1: ``start_logits`` and ``end_logits``, each [max_seq_length];
@@ -28,7 +28,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from albert_tf.tasks.squad import evaluate as squad_eval
-from albert_tf.fileio import write_text_atomic
+from albert_tf.core.fileio import write_text_atomic
 
 V1_OUTPUTS = ("start_logits", "end_logits")
 V2_OUTPUTS = ("start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index",

@@ -8,6 +8,8 @@ end ≥ start, at most max_answer_length pieces, non-empty text, ties to the ear
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import tensorflow as tf
 
 from albert_tf.tasks import serving
@@ -100,11 +102,34 @@ def candidates(outputs, v2, n_best_size, end_n_top):
     return flat(score), flat(s_ix), flat(e_ix)
 
 
-def best_spans(score, s_pos, e_pos, ex, start, length, off, maxctx, p_starts, p_ends,
+class Candidates(NamedTuple):
+    """Candidate spans per window [windows, candidates]: start + end score, start and end
+    positions in the window's features."""
+    score: tf.Tensor
+    start: tf.Tensor
+    end: tf.Tensor
+
+
+class Windows(NamedTuple):
+    """The windows of a batch [windows]: the example each belongs to, its first paragraph piece,
+    its piece count, the feature position of its first piece, and its max-context flags
+    [windows, max_seq_length]."""
+    example: tf.Tensor
+    start: tf.Tensor
+    length: tf.Tensor
+    offset: tf.Tensor
+    max_context: tf.Tensor
+
+
+def best_spans(candidates: Candidates, windows: Windows, piece_starts, piece_ends, *,
                n_examples, max_answer_length):
     """Per example, the best valid non-empty candidate over its windows: (found, score,
-    start_char, end_char). Ties go to the earlier candidate, as the Python path's stable sort."""
-    s_pos, e_pos = tf.cast(s_pos, tf.int64), tf.cast(e_pos, tf.int64)
+    start_char, end_char). Ties go to the earlier candidate, as the Python path's stable sort.
+    `piece_starts` / `piece_ends` are each paragraph piece's character span (ragged
+    [examples, pieces])."""
+    score, ex, start, length = candidates.score, windows.example, windows.start, windows.length
+    off, maxctx, p_starts, p_ends = windows.offset, windows.max_context, piece_starts, piece_ends
+    s_pos, e_pos = tf.cast(candidates.start, tf.int64), tf.cast(candidates.end, tf.int64)
     s_k, e_k = s_pos - off[:, None], e_pos - off[:, None]
     inside = lambda k: (k >= 0) & (k < length[:, None])
     ctx = tf.gather(maxctx, tf.clip_by_value(s_k, 0, tf.shape(maxctx, out_type=tf.int64)[1] - 1),
@@ -160,8 +185,9 @@ class SquadModule(tf.Module):
         score, s_pos, e_pos = candidates(outputs, v2, s.n_best_size, s.end_n_top)
         n = tf.size(question, tf.int64)
         found, best, s_char, e_char = best_spans(
-            score, s_pos, e_pos, ex, start, length, tf.gather(qlen, ex) + 2, maxctx, p_starts,
-            p_ends, n, s.max_answer_length)
+            Candidates(score, s_pos, e_pos),
+            Windows(ex, start, length, tf.gather(qlen, ex) + 2, maxctx), p_starts, p_ends,
+            n_examples=n, max_answer_length=s.max_answer_length)
         none_text, none_score = ("", NO_ANSWER_SCORE_V2) if v2 else (NO_ANSWER_V1, 0.0)
         text = tf.strings.substr(context, tf.cast(s_char, tf.int32),
                                  tf.cast(e_char - s_char, tf.int32), unit="UTF8_CHAR")

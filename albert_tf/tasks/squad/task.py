@@ -8,7 +8,10 @@ from typing import Optional
 
 from albert_tf.engine import finetuning
 from albert_tf.tasks.squad import evaluate as squad_eval, postprocess as squad_postprocess
-from albert_tf.tasks.squad import data as squad
+from albert_tf.tasks.squad.examples import read_squad_examples
+from albert_tf.tasks.squad.features import convert_examples_to_features
+from albert_tf.tasks.squad.records import cached_squad_records, squad_feature_spec
+from albert_tf.modeling.squad_models import AlbertSquadV1, AlbertSquadV2
 
 # Outputs with one value per window position: put back at max_seq_length after bucketing.
 TOKEN_OUTPUTS = ("start_logits", "end_logits", "start_log_probs", "end_log_probs")
@@ -40,8 +43,8 @@ class SquadTask:
         self.s, self.tokenizer, self.spm_model_file = settings, tokenizer, spm_model_file
         self.vocab_file = vocab_file  # a WordPiece vocabulary instead of spm_model_file
         self.cache_dir, self.train_file, self.predict_file = cache_dir, train_file, predict_file
-        self.spec = squad.squad_feature_spec(settings.max_seq_length, is_training=True)
-        self.predict_spec = squad.squad_feature_spec(settings.max_seq_length, is_training=False)
+        self.spec = squad_feature_spec(settings.max_seq_length, is_training=True)
+        self.predict_spec = squad_feature_spec(settings.max_seq_length, is_training=False)
         self._predict = None
 
     @property
@@ -51,7 +54,7 @@ class SquadTask:
 
     def _cached(self, path, is_training, features=None):
         s = self.s
-        return squad.cached_squad_records(
+        return cached_squad_records(
             self.cache_dir, path, self.spm_model_file or self.vocab_file, self.tokenizer,
             is_training=is_training,
             version_2_with_negative=s.version_2_with_negative, max_seq_length=s.max_seq_length,
@@ -71,8 +74,8 @@ class SquadTask:
             if not self.predict_file:
                 raise ValueError("--predict_file is required for --do_eval / --do_predict")
             s = self.s
-            examples = squad.read_squad_examples(self.predict_file, False, s.version_2_with_negative)
-            features = squad.convert_examples_to_features(
+            examples = read_squad_examples(self.predict_file, False, s.version_2_with_negative)
+            features = convert_examples_to_features(
                 examples, self.tokenizer, s.max_seq_length, s.doc_stride, s.max_query_length,
                 False, s.do_lower_case)
             path, n = self._cached(self.predict_file, False, features)
@@ -124,7 +127,6 @@ class SquadTask:
 
 
 def squad_model_fn(config, settings: SquadSettings, dropout_prob=0.1):
-    from albert_tf.modeling.squad import AlbertSquadV1, AlbertSquadV2
     if settings.version_2_with_negative:
         return lambda: AlbertSquadV2(config, settings.start_n_top, settings.end_n_top, dropout_prob)
     return lambda: AlbertSquadV1(config)

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from albert_tf.engine import validation as v
-from albert_tf.errors import InputError
+from albert_tf.core.errors import InputError
 from albert_tf.tasks.serving import check_export_flags
+from albert_tf.tasks.squad.examples import read_squad_examples
 
 def validate_squad(FLAGS):
     """run_squad.py's flags, including every length that must fit max_seq_length."""
@@ -34,11 +35,10 @@ def validate_squad(FLAGS):
 
 def preload_squad(FLAGS):
     """Parse the SQuAD files the run needs (truncated JSON, missing fields, non-UTF-8)."""
-    from albert_tf.tasks.squad import data as squad
     v2 = FLAGS.version_2_with_negative
     if FLAGS.do_train:
-        v.non_empty(v.read_data(lambda: squad.read_squad_examples(FLAGS.train_file, True, v2),
+        v.non_empty(v.read_data(lambda: read_squad_examples(FLAGS.train_file, True, v2),
                              "train_file"), "train_file", FLAGS.train_file)
     if FLAGS.do_eval or FLAGS.do_predict:
-        v.non_empty(v.read_data(lambda: squad.read_squad_examples(FLAGS.predict_file, False, v2),
+        v.non_empty(v.read_data(lambda: read_squad_examples(FLAGS.predict_file, False, v2),
                              "predict_file"), "predict_file", FLAGS.predict_file)

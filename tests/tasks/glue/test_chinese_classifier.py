@@ -53,7 +53,7 @@ def test_run_classifier_chinese_from_a_brightmart_checkpoint(fixtures_dir, tmp_p
              "input_mask": np.array([[1] * len(i) + [0] * (16 - len(i)) for i in ids], np.int32),
              "segment_ids": np.zeros((len(ids), 16), np.int32)}
     import keras
-    from albert_tf.modeling.tasks import AlbertClassifier
+    from albert_tf.modeling.finetuning_models import AlbertClassifier
     model = AlbertClassifier(config, num_labels=2)
     model(feats)
     load_original_checkpoint(model, out / "model.ckpt-best")

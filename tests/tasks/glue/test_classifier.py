@@ -97,7 +97,7 @@ def test_fine_tuning_learns_a_small_task(fixtures_dir, tmp_path, encoder):
 
 def test_classifier_fits_in_a_notebook(fixtures_dir, data_dir, tmp_path, encoder):
     """AlbertClassifier + compile/fit on a tf.data.Dataset of the feature dicts."""
-    from albert_tf.modeling.tasks import AlbertClassifier
+    from albert_tf.modeling.finetuning_models import AlbertClassifier
     task = GlueTask("rte", str(data_dir), encoder, 64, str(tmp_path))
     path, n = task.records("train")
     ds = records_dataset(path, task.spec, 8, is_training=False, num_records=n)

@@ -2,7 +2,6 @@
 run_classifier.py end to end, the label file of a run, the reader and its errors."""
 import csv
 import json
-import os
 import pathlib
 import subprocess
 import sys
@@ -10,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from albert_tf.errors import InputError
+from albert_tf.core.errors import InputError
 from albert_tf.tasks.glue import custom
 from albert_tf.tasks.glue.metrics import custom_metrics
 

@@ -3,7 +3,9 @@ import os
 
 import pytest
 
-from albert_tf.tasks.glue import data as glue
+from albert_tf.tasks.glue.processors import MnliMismatchedProcessor, PROCESSORS, best_checkpoint_metric, get_processor
+from albert_tf.tasks.glue.reader import GlueFormatError
+from albert_tf.tasks.glue.submission import submission_file_name, write_submission
 
 # task, split, count, (first guid, text_a prefix, text_b prefix, label), (last ...)
 REAL = [
@@ -81,7 +83,7 @@ LABELS = {
 
 
 def _read(task, split, data_dir):
-    return getattr(glue.get_processor(task), f"get_{split}_examples")(str(data_dir))
+    return getattr(get_processor(task), f"get_{split}_examples")(str(data_dir))
 
 
 def _check(example, expected, unlabeled):
@@ -116,7 +118,7 @@ def test_real_samples(data_dir, task, split, count, first, last):
 
 @pytest.mark.parametrize("task", sorted(LABELS))
 def test_label_sets(data_dir, task):
-    processor = glue.get_processor(task)
+    processor = get_processor(task)
     assert processor.get_labels() == LABELS[task]
     splits = ["test"] if task == "ax" else ["train", "dev"]
     seen = {ex.label for split in splits for ex in _read(task, split, data_dir)}
@@ -160,7 +162,7 @@ def test_crafted_bom_crlf_quotes(tmp_path):
         b'0\t"He said "hi\tB\xe2\x80\x99s\tentailment\r\n'
         b"\r\n"
         b"1\tA\rB\tC\tnot_entailment\r\n")
-    examples = glue.get_processor("rte").get_train_examples(str(tmp_path))
+    examples = get_processor("rte").get_train_examples(str(tmp_path))
     assert [ex.guid for ex in examples] == ["train-0", "train-1"]
     assert examples[0].text_a == '"He said "hi' and examples[0].text_b == "B\u2019s"
     assert examples[1].text_a == "A\rB"  # a lone CR inside a field is not a line break
@@ -175,7 +177,7 @@ def test_task_folder_itself_accepted(data_dir):
 
 def test_missing_file_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="CoLA"):
-        glue.get_processor("cola").get_train_examples(str(tmp_path))
+        get_processor("cola").get_train_examples(str(tmp_path))
 
 
 def test_malformed_row_names_file_and_line(tmp_path):
@@ -184,20 +186,20 @@ def test_malformed_row_names_file_and_line(tmp_path):
     (task / "dev.tsv").write_text("index\tsentence1\tsentence2\tlabel\n"
                                   "0\ta\tb\tentailment\n"
                                   "1\tonly two\n", encoding="utf-8")
-    with pytest.raises(glue.GlueFormatError, match=r"RTE.dev\.tsv, line 3: expected at least 4"):
-        glue.get_processor("rte").get_dev_examples(str(tmp_path))
+    with pytest.raises(GlueFormatError, match=r"RTE.dev\.tsv, line 3: expected at least 4"):
+        get_processor("rte").get_dev_examples(str(tmp_path))
 
 
 def test_bad_label_and_bad_float_raise(tmp_path):
     (tmp_path / "CoLA").mkdir()
     (tmp_path / "CoLA" / "train.tsv").write_text("src\t1\t\tok\nsrc\t2\t\tbad\n")
-    with pytest.raises(glue.GlueFormatError, match=r"line 2: label '2' not in"):
-        glue.get_processor("cola").get_train_examples(str(tmp_path))
+    with pytest.raises(GlueFormatError, match=r"line 2: label '2' not in"):
+        get_processor("cola").get_train_examples(str(tmp_path))
     (tmp_path / "STS-B").mkdir()
     header = "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2\tscore\n"
     (tmp_path / "STS-B" / "dev.tsv").write_text(header + "0\tg\tf\ty\to\ts\ts\ta\tb\tfive\n")
-    with pytest.raises(glue.GlueFormatError, match="not a number"):
-        glue.get_processor("sts-b").get_dev_examples(str(tmp_path))
+    with pytest.raises(GlueFormatError, match="not a number"):
+        get_processor("sts-b").get_dev_examples(str(tmp_path))
 
 
 def test_qqp_bad_rows_skipped_and_counted(tmp_path):
@@ -209,7 +211,7 @@ def test_qqp_bad_rows_skipped_and_counted(tmp_path):
         "in the question\t1\n"
         "3\t5\t6\tWhy?\tWhy not?\t1\n"
         "4\t7\t8\tq\tq\tmaybe\n")
-    processor = glue.get_processor("qqp")
+    processor = get_processor("qqp")
     examples = processor.get_train_examples(str(tmp_path))
     assert [ex.guid for ex in examples] == ["train-1", "train-3"]
     assert processor.skipped_rows == {"train": 3}
@@ -217,13 +219,13 @@ def test_qqp_bad_rows_skipped_and_counted(tmp_path):
 
 
 def test_qqp_real_files_have_no_bad_rows(data_dir):
-    processor = glue.get_processor("qqp")
+    processor = get_processor("qqp")
     processor.get_dev_examples(str(data_dir))
     assert processor.skipped_rows == {"dev": 0}
 
 
 def test_ax_is_test_only_and_unlabeled_fallback(tmp_path):
-    processor = glue.get_processor("AX")
+    processor = get_processor("AX")
     with pytest.raises(ValueError, match="no train split"):
         processor.get_train_examples(str(tmp_path))
     (tmp_path / "diagnostic").mkdir()
@@ -235,15 +237,15 @@ def test_ax_is_test_only_and_unlabeled_fallback(tmp_path):
 
 
 def test_registry_and_names():
-    assert glue.get_processor("CoLA").task_name == "cola"
-    assert isinstance(glue.get_processor(" MisMNLI "), glue.MnliMismatchedProcessor)
-    assert glue.get_processor("mnli-mm").files["dev"] == "dev_mismatched.tsv"
-    assert set(glue.PROCESSORS) >= {"cola", "sst-2", "mrpc", "sts-b", "qqp", "mnli",
+    assert get_processor("CoLA").task_name == "cola"
+    assert isinstance(get_processor(" MisMNLI "), MnliMismatchedProcessor)
+    assert get_processor("mnli-mm").files["dev"] == "dev_mismatched.tsv"
+    assert set(PROCESSORS) >= {"cola", "sst-2", "mrpc", "sts-b", "qqp", "mnli",
                                     "mnli-mm", "mismnli", "qnli", "rte", "wnli", "ax"}
     with pytest.raises(KeyError, match="known tasks: ax, cola"):
-        glue.get_processor("imdb")
+        get_processor("imdb")
     # a fresh instance each time: QQP's skip counter is per processor
-    assert glue.get_processor("qqp") is not glue.get_processor("qqp")
+    assert get_processor("qqp") is not get_processor("qqp")
 
 
 def test_submission_file_names():
@@ -251,42 +253,42 @@ def test_submission_file_names():
                 "sts-b": "STS-B.tsv", "qqp": "QQP.tsv", "mnli": "MNLI-m.tsv",
                 "mnli-mm": "MNLI-mm.tsv", "mismnli": "MNLI-mm.tsv", "qnli": "QNLI.tsv",
                 "rte": "RTE.tsv", "wnli": "WNLI.tsv", "ax": "AX.tsv"}
-    assert {t: glue.submission_file_name(t) for t in expected} == expected
+    assert {t: submission_file_name(t) for t in expected} == expected
 
 
 def test_best_checkpoint_metric():
-    assert glue.best_checkpoint_metric("CoLA") == "matthews_corrcoef"
-    assert glue.best_checkpoint_metric("sts-b") == "pearson"
+    assert best_checkpoint_metric("CoLA") == "matthews_corrcoef"
+    assert best_checkpoint_metric("sts-b") == "pearson"
     for task in ("mrpc", "qqp", "mnli", "mismnli", "sst-2", "qnli", "rte", "wnli"):
-        assert glue.best_checkpoint_metric(task) == "accuracy"
+        assert best_checkpoint_metric(task) == "accuracy"
 
 
 def test_best_metric_is_a_glue_metrics_key():
     from albert_tf.tasks.glue import metrics
-    for task in glue.PROCESSORS:
+    for task in PROCESSORS:
         preds = [0.5, 1.5, 2.0] if task == "sts-b" else [0, 1, 1]
-        assert glue.best_checkpoint_metric(task) in metrics.glue_metrics(task, preds, [0, 1, 0])
+        assert best_checkpoint_metric(task) in metrics.glue_metrics(task, preds, [0, 1, 0])
 
 
 def test_write_submission_labels(data_dir, tmp_path):
     test = _read("rte", "test", data_dir)[:3]
-    out = tmp_path / "sub" / glue.submission_file_name("rte")
-    glue.write_submission(str(out), "rte", [ex.guid for ex in test], [1, 0, 1])
+    out = tmp_path / "sub" / submission_file_name("rte")
+    write_submission(str(out), "rte", [ex.guid for ex in test], [1, 0, 1])
     assert out.read_text() == ("index\tprediction\n0\tnot_entailment\n"
                                "1\tentailment\n2\tnot_entailment\n")
-    glue.write_submission(str(out), "mnli", [5, 6], ["neutral", "entailment"])  # overwrite
+    write_submission(str(out), "mnli", [5, 6], ["neutral", "entailment"])  # overwrite
     assert out.read_text() == "index\tprediction\n5\tneutral\n6\tentailment\n"
     assert os.listdir(out.parent) == ["RTE.tsv"]  # no temp files left behind
 
 
 def test_write_submission_stsb_floats_and_errors(tmp_path):
     out = tmp_path / "STS-B.tsv"
-    glue.write_submission(str(out), "sts-b", [0, 1], [4.25, 0.5])
+    write_submission(str(out), "sts-b", [0, 1], [4.25, 0.5])
     assert out.read_text() == "index\tprediction\n0\t4.25\n1\t0.5\n"
     with pytest.raises(ValueError, match="2 indices but 1 predictions"):
-        glue.write_submission(str(out), "cola", [0, 1], [1])
+        write_submission(str(out), "cola", [0, 1], [1])
     with pytest.raises(ValueError, match="not a label id"):
-        glue.write_submission(str(out), "cola", [0], [2])
+        write_submission(str(out), "cola", [0], [2])
     with pytest.raises(ValueError, match="not in labels"):
-        glue.write_submission(str(out), "cola", [0], ["yes"])
+        write_submission(str(out), "cola", [0], ["yes"])
     assert out.read_text() == "index\tprediction\n0\t4.25\n1\t0.5\n"  # failures left it intact

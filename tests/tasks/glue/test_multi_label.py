@@ -106,7 +106,7 @@ def test_text_classifier_multi_label(fixtures_dir):
 def test_multi_label_loss_is_binary_cross_entropy():
     import keras
     from albert_tf import AlbertConfig
-    from albert_tf.modeling.tasks import AlbertClassifier
+    from albert_tf.modeling.finetuning_models import AlbertClassifier
     config = AlbertConfig(vocab_size=50, embedding_size=8, hidden_size=16, num_hidden_layers=1,
                           num_attention_heads=2, intermediate_size=32)
     model = AlbertClassifier(config, 4, multi_label=True)

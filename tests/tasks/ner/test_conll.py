@@ -2,8 +2,8 @@
 line, unlabeled test files, the tag schemes, and every error as one line naming file:line."""
 import pytest
 
-from albert_tf import fileio
-from albert_tf.errors import InputError
+from albert_tf.core import fileio
+from albert_tf.core.errors import InputError
 from albert_tf.tasks.ner.conll import (ConllFormatError, Sentence, check_tags, label_list,
                                        label_scheme, read_conll)
 from repo_paths import DATA

@@ -1,6 +1,5 @@
 """RACE reader (release layout and all.txt) on the real samples, and Google's encoding."""
 import json
-import os
 import shutil
 
 import pytest

@@ -9,8 +9,6 @@ import shutil
 import subprocess
 import sys
 
-import numpy as np
-import pytest
 
 from albert_tf import AlbertConfig
 from albert_tf.text.encoding import TextEncoder

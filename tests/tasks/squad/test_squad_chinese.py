@@ -3,7 +3,6 @@ as Google's Chinese releases ship: pieces map back to the original characters ex
 Python path and the SavedModel's in-graph offsets agree), run_squad.py trains, predicts and
 exports, and the export answers what the Python path answers."""
 import json
-import os
 import pathlib
 import random
 import subprocess

@@ -10,7 +10,11 @@ import tensorflow as tf
 from albert_tf.tasks.squad import postprocess as pp
 from albert_tf.text import tokenization
 from albert_tf.engine import records
-from albert_tf.tasks.squad import data as squad
+from albert_tf.text.normalization import preprocess_text
+from albert_tf.tasks.squad.alignment import preprocess_with_offsets, tokenize_paragraph
+from albert_tf.tasks.squad.examples import SquadExample, read_squad_examples
+from albert_tf.tasks.squad.features import convert_examples_to_features, doc_spans, is_max_context
+from albert_tf.tasks.squad.records import cached_squad_records, feature_to_record, squad_feature_spec
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +32,7 @@ def _files(data_dir):
 # ----------------------------------------------------------------------------- reading
 def test_read_examples_offsets_and_fields(data_dir):
     path = data_dir / "squad" / "v2.0" / "small.json"
-    train = squad.read_squad_examples(path, is_training=True, version_2_with_negative=True)
+    train = read_squad_examples(path, is_training=True, version_2_with_negative=True)
     assert len(train) == 626
     answerable = [e for e in train if not e.is_impossible]
     impossible = [e for e in train if e.is_impossible]
@@ -38,7 +42,7 @@ def test_read_examples_offsets_and_fields(data_dir):
         assert e.answers[0] == e.orig_answer_text
     assert all(e.orig_answer_text == "" and e.start_char == -1 and e.answers == ()
                for e in impossible)
-    v1 = squad.read_squad_examples(path, is_training=False, version_2_with_negative=False)
+    v1 = read_squad_examples(path, is_training=False, version_2_with_negative=False)
     assert not any(e.is_impossible for e in v1)  # is_impossible is a v2.0 field
 
 
@@ -46,30 +50,30 @@ def test_read_errors_name_the_file(tmp_path):
     bad = tmp_path / "broken.json"
     bad.write_text('{"data": [')
     with pytest.raises(ValueError, match="broken.json.*JSON"):
-        squad.read_squad_examples(bad, True, False)
+        read_squad_examples(bad, True, False)
     missing = tmp_path / "noq.json"
     missing.write_text(json.dumps({"data": [{"paragraphs": [
         {"context": "x", "qas": [{"id": "q1", "answers": []}]}]}]}))
     with pytest.raises(ValueError, match=r"noq.json.*q1.*'question'"):
-        squad.read_squad_examples(missing, False, False)
+        read_squad_examples(missing, False, False)
     noans = tmp_path / "noans.json"
     noans.write_text(json.dumps({"data": [{"paragraphs": [
         {"context": "x", "qas": [{"id": "q2", "question": "?"}]}]}]}))
     with pytest.raises(ValueError, match=r"noans.json.*q2.*'answers'"):
-        squad.read_squad_examples(noans, True, False)
-    assert squad.read_squad_examples(noans, False, False)[0].answers == ()
+        read_squad_examples(noans, True, False)
+    assert read_squad_examples(noans, False, False)[0].answers == ()
 
 
 # ----------------------------------------------------------------------------- alignment
 def test_preprocess_with_offsets_matches_preprocess_text(data_dir):
-    texts = [e.paragraph_text for e in squad.read_squad_examples(
+    texts = [e.paragraph_text for e in read_squad_examples(
         data_dir / "squad" / "v2.0" / "small.json", False, True)]
     texts += ["  Café\u00a0\u00a0Zürich \t\n ÅNGSTRÖM  ",
               unicodedata.normalize("NFD", "Crème brûlée"), "ﬁne ½ ™ İstanbul 한국어"]
     for text in texts:
         for lower in (True, False):
-            out, src = squad.preprocess_with_offsets(text, lower=lower)
-            assert out == tokenization.preprocess_text(text, lower=lower)
+            out, src = preprocess_with_offsets(text, lower=lower)
+            assert out == preprocess_text(text, lower=lower)
             assert len(src) == len(out) and src == sorted(src)
 
 
@@ -77,9 +81,9 @@ def test_preprocess_with_offsets_matches_preprocess_text(data_dir):
 def test_every_training_answer_round_trips_exactly(data_dir, tokenizer, index):
     """For each answerable training question, gold chars -> tokens -> original text."""
     path, v2 = _files(data_dir)[index]
-    examples = squad.read_squad_examples(path, is_training=True, version_2_with_negative=v2)
+    examples = read_squad_examples(path, is_training=True, version_2_with_negative=v2)
     stats = {}
-    feats = squad.convert_examples_to_features(examples, tokenizer, 384, 128, 64, True,
+    feats = convert_examples_to_features(examples, tokenizer, 384, 128, 64, True,
                                                stats=stats)
     assert stats["alignment_failures"] == 0 and stats["inexact_alignments"] == 0
     assert stats["unmapped_answers"] == 0 and stats["answer_offset_mismatches"] == 0
@@ -104,10 +108,10 @@ def test_accents_case_and_odd_unicode_map_back(tokenizer):
     para = (f"We met at  Café Zürich\tin 1858, ate {nfd} with ÅNGSTRÖM and {jose}; "
             "the ΟΔΟΣ sign read 한국어 and\u200bﬁne ½.")
     golds = ["Café Zürich", nfd, jose, "ÅNGSTRÖM", "ΟΔΟΣ", "한국어", "ﬁne", "1858"]
-    examples = [squad.SquadExample(f"q{i}", "Where?", para, g, para.index(g), False, (g,))
+    examples = [SquadExample(f"q{i}", "Where?", para, g, para.index(g), False, (g,))
                 for i, g in enumerate(golds)]
     stats = {}
-    feats = squad.convert_examples_to_features(examples, tokenizer, 128, 32, 16, True,
+    feats = convert_examples_to_features(examples, tokenizer, 128, 32, 16, True,
                                                stats=stats)
     assert stats["inexact_alignments"] == 1  # σ/ς and Hangul: SentencePiece renormalised
     assert stats["alignment_failures"] == 0
@@ -119,11 +123,11 @@ def test_accents_case_and_odd_unicode_map_back(tokenizer):
 
 def test_postprocess_on_real_features_returns_original_substring(tokenizer):
     para = "The Normans met at CAFÉ Zürich in 1858."
-    ex = squad.SquadExample("q", "Where did they meet?", para, "", -1, False, ("CAFÉ Zürich",))
-    (f,) = squad.convert_examples_to_features([ex], tokenizer, 64, 16, 16, False)
-    train = squad.SquadExample("q", ex.question_text, para, "CAFÉ Zürich",
+    ex = SquadExample("q", "Where did they meet?", para, "", -1, False, ("CAFÉ Zürich",))
+    (f,) = convert_examples_to_features([ex], tokenizer, 64, 16, 16, False)
+    train = SquadExample("q", ex.question_text, para, "CAFÉ Zürich",
                                para.index("CAFÉ"), False, ())
-    (g,) = squad.convert_examples_to_features([train], tokenizer, 64, 16, 16, True)
+    (g,) = convert_examples_to_features([train], tokenizer, 64, 16, 16, True)
     start, end = np.zeros(64), np.zeros(64)
     start[g.start_position], end[g.end_position] = 4.0, 4.0
     start[0] = end[0] = 10.0  # CLS is never an answer span
@@ -134,33 +138,33 @@ def test_postprocess_on_real_features_returns_original_substring(tokenizer):
 
 # ----------------------------------------------------------------------------- windows
 def test_doc_spans_and_max_context():
-    assert squad.doc_spans(10, 4, 3) == [(0, 4), (3, 4), (6, 4)]
-    assert squad.doc_spans(3, 4, 3) == [(0, 3)]
-    assert squad.doc_spans(9, 4, 8) == [(0, 4), (4, 4), (8, 1)]  # advance by min(len, stride)
+    assert doc_spans(10, 4, 3) == [(0, 4), (3, 4), (6, 4)]
+    assert doc_spans(3, 4, 3) == [(0, 3)]
+    assert doc_spans(9, 4, 8) == [(0, 4), (4, 4), (8, 1)]  # advance by min(len, stride)
     spans = [(0, 4), (3, 4), (6, 4)]
     # token 3: span 0 score min(3,0)+.04, span 1 min(0,3)+.04 -> first wins
-    assert squad.is_max_context(spans, 0, 3) and not squad.is_max_context(spans, 1, 3)
-    assert squad.is_max_context(spans, 1, 5) and not squad.is_max_context(spans, 2, 5)
+    assert is_max_context(spans, 0, 3) and not is_max_context(spans, 1, 3)
+    assert is_max_context(spans, 1, 5) and not is_max_context(spans, 2, 5)
 
 
 @pytest.fixture(scope="module")
 def long_example(data_dir):
-    examples = squad.read_squad_examples(data_dir / "squad" / "v2.0" / "small.json", True, True)
+    examples = read_squad_examples(data_dir / "squad" / "v2.0" / "small.json", True, True)
     longest = max(len(e.paragraph_text) for e in examples)
     return [e for e in examples if len(e.paragraph_text) == longest and not e.is_impossible][0]
 
 
 def test_windows_over_a_long_paragraph(tokenizer, long_example):
     L, stride, maxq = 64, 16, 12
-    para = squad.tokenize_paragraph(long_example.paragraph_text, tokenizer)
-    feats = squad.convert_examples_to_features([long_example], tokenizer, L, stride, maxq, True)
+    para = tokenize_paragraph(long_example.paragraph_text, tokenizer)
+    feats = convert_examples_to_features([long_example], tokenizer, L, stride, maxq, True)
     n_query = feats[0].tokens.index("[SEP]") - 1
     assert 0 < n_query <= maxq
     per_window = L - n_query - 3
-    assert len(feats) == len(squad.doc_spans(len(para), per_window, stride)) > 10
+    assert len(feats) == len(doc_spans(len(para), per_window, stride)) > 10
     assert [f.doc_span_index for f in feats] == list(range(len(feats)))
     assert [f.unique_id for f in feats] == list(range(1000000000, 1000000000 + len(feats)))
-    spans = squad.doc_spans(len(para), per_window, stride)
+    spans = doc_spans(len(para), per_window, stride)
     covered = {}
     for f in feats:
         assert len(f.input_ids) == len(f.input_mask) == len(f.segment_ids) == len(f.p_mask) == L
@@ -187,9 +191,9 @@ def test_windows_over_a_long_paragraph(tokenizer, long_example):
 
 
 def test_p_mask_and_impossible_examples(data_dir, tokenizer):
-    examples = squad.read_squad_examples(data_dir / "squad" / "v2.0" / "dev-v2.0.json",
+    examples = read_squad_examples(data_dir / "squad" / "v2.0" / "dev-v2.0.json",
                                          True, True)
-    feats = squad.convert_examples_to_features(examples, tokenizer, 128, 64, 32, True)
+    feats = convert_examples_to_features(examples, tokenizer, 128, 64, 32, True)
     for f in feats:
         n_real = sum(f.input_mask)
         assert f.p_mask[0] == 0  # CLS: the null-answer position of v2.0
@@ -203,31 +207,31 @@ def test_p_mask_and_impossible_examples(data_dir, tokenizer):
             assert f.p_mask[f.start_position] == 0 and f.p_mask[f.end_position] == 0
     assert any(examples[f.example_index].is_impossible for f in feats)
     with pytest.raises(ValueError, match="max_seq_length"):
-        squad.convert_examples_to_features(examples, tokenizer, 20, 8, 17, True)
+        convert_examples_to_features(examples, tokenizer, 20, 8, 17, True)
 
 
 # ----------------------------------------------------------------------------- records
 def test_records_round_trip_and_cache(tmp_path, data_dir, fixtures_dir, tokenizer):
     path = data_dir / "squad" / "v1.1" / "squad.json"
-    examples = squad.read_squad_examples(path, True, False)
-    feats = squad.convert_examples_to_features(examples, tokenizer, 96, 32, 24, True)
-    spec = squad.squad_feature_spec(96, True)
+    examples = read_squad_examples(path, True, False)
+    feats = convert_examples_to_features(examples, tokenizer, 96, 32, 24, True)
+    spec = squad_feature_spec(96, True)
     assert set(spec) == {"unique_ids", "input_ids", "input_mask", "segment_ids", "p_mask",
                          "start_positions", "end_positions", "is_impossible"}
-    assert set(squad.squad_feature_spec(96, False)) == {"unique_ids", "input_ids",
+    assert set(squad_feature_spec(96, False)) == {"unique_ids", "input_ids",
                                                         "input_mask", "segment_ids", "p_mask"}
     kwargs = dict(is_training=True, version_2_with_negative=False, max_seq_length=96,
                   doc_stride=32, max_query_length=24)
     spm = fixtures_dir / "spm.model"
-    rec, count = squad.cached_squad_records(tmp_path, path, spm, tokenizer, **kwargs)
+    rec, count = cached_squad_records(tmp_path, path, spm, tokenizer, **kwargs)
     assert count == len(feats)
     first = next(iter(tf.data.TFRecordDataset(rec)))
     got = records.decode(first, spec)
-    want = squad.feature_to_record(feats[0], True)
+    want = feature_to_record(feats[0], True)
     for name in spec:
         assert np.array_equal(got[name].numpy().reshape(-1), np.reshape(want[name], -1)), name
-    again, _ = squad.cached_squad_records(tmp_path, path, spm, tokenizer, features=[], **kwargs)
+    again, _ = cached_squad_records(tmp_path, path, spm, tokenizer, features=[], **kwargs)
     assert again == rec  # cached: the (empty) features were not used
-    other, _ = squad.cached_squad_records(tmp_path, path, spm, tokenizer,
+    other, _ = cached_squad_records(tmp_path, path, spm, tokenizer,
                                           **{**kwargs, "doc_stride": 16})
     assert other != rec

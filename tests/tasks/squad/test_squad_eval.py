@@ -7,7 +7,8 @@ import pytest
 
 from albert_tf.tasks.squad import evaluate as ev
 from albert_tf.tasks.squad import postprocess as pp
-from albert_tf.tasks.squad.data import SquadExample, SquadFeature
+from albert_tf.tasks.squad.examples import SquadExample
+from albert_tf.tasks.squad.features import SquadFeature
 
 
 # ----------------------------------------------------------------------------- definitions

@@ -10,11 +10,15 @@ from __future__ import annotations
 import functools
 import os
 import re
-from typing import List, Optional, Sequence
+from typing import List, Sequence
 
 import numpy as np
 
-from albert_tf import fileio
+from albert_tf.core import fileio
+from albert_tf.interop.model_files import read_model
+from albert_tf.formats.common import find_tokenizer
+from albert_tf.text.encoding import TextEncoder
+from albert_tf.text.packing import pack_ids
 
 MASK = "[MASK]"
 _PAIR = re.compile(r"^(.*) \|\|\| (.*)$")  # Google's extract_features: "text_a ||| text_b"
@@ -24,9 +28,6 @@ def load_pretrained(model_dir=None, *, albert_config_file=None, init_checkpoint=
                     spm_model_file=None, vocab_file=None, do_lower_case=True):
     """(model, TextEncoder) of a model folder, or of a config + checkpoint + tokenizer given one
     by one (each overrides what the folder holds). A TF1 checkpoint gives an AlbertPretrainer."""
-    from albert_tf.convert import read_model
-    from albert_tf.formats.common import find_tokenizer
-    from albert_tf.text.encoding import TextEncoder
     source = init_checkpoint or model_dir
     if source is None:
         raise ValueError("give a model folder or init_checkpoint= (with albert_config_file=)")
@@ -63,7 +64,6 @@ def read_texts(path) -> List[tuple]:
 def encode_texts(encoder, texts: Sequence, max_seq_length: int) -> dict:
     """Packed int32 inputs [N, max_seq_length] of (text_a, text_b) pairs or plain strings, and
     each example's real pieces (`tokens`)."""
-    from albert_tf.text.packing import pack_ids
     rows = []
     for item in texts:
         a, b = (item, None) if isinstance(item, str) else item
@@ -163,7 +163,6 @@ def fill_mask(model_or_folder, text: str, top_k: int = 5, *, spm_model_file=None
     if encoder is None:
         if spm_model_file is None and vocab_file is None:
             raise ValueError("fill_mask on a model needs spm_model_file=, vocab_file= or encoder=")
-        from albert_tf.text.encoding import TextEncoder
         encoder = TextEncoder.from_files(spm_model_file, vocab_file, do_lower_case=do_lower_case)
     if top_k < 1:
         raise ValueError(f"top_k={top_k}: must be >= 1")

@@ -7,11 +7,18 @@ from typing import Optional
 from absl import logging
 import tensorflow as tf
 
-from albert_tf import fileio
+from albert_tf.core import fileio
 from albert_tf.engine import distribute, training
 from albert_tf.engine.compiling import one_step_per_call
-from albert_tf.config import AlbertConfig
+from albert_tf.core.config import AlbertConfig
 from albert_tf.pretraining.input import pretraining_dataset
+from albert_tf.engine.compiling import compile_for_inference
+from albert_tf.engine.init_checkpoint import init_from_checkpoint
+from albert_tf.engine.results import append_results
+from albert_tf.engine.run_config import RunConfig
+from albert_tf.engine.run_lock import output_dir_lock
+from albert_tf.modeling.albert_model import AlbertPretrainer
+from albert_tf.engine.optimizers import create_optimizer
 
 
 @dataclasses.dataclass
@@ -47,12 +54,10 @@ class PretrainingOptions:
 
 
 def _model_fn(config, opts):
-    from albert_tf.modeling.models import AlbertPretrainer
     return lambda: AlbertPretrainer(config)
 
 
 def _optimizer_fn(opts):
-    from albert_tf.engine.optimization import create_optimizer
     return lambda: create_optimizer(
         opts.learning_rate, opts.num_train_steps, opts.num_warmup_steps, optimizer=opts.optimizer,
         poly_power=opts.poly_power, start_warmup_step=opts.start_warmup_step,
@@ -100,43 +105,52 @@ def pretrain(config: AlbertConfig, opts: PretrainingOptions, strategy=None) -> d
     if opts.max_seq_length > config.max_position_embeddings:
         raise ValueError(f"--max_seq_length {opts.max_seq_length} exceeds max_position_embeddings "
                          f"{config.max_position_embeddings} of the ALBERT config")
-    with training.output_dir_lock(opts.output_dir, strategy):
-        return _pretrain(config, opts, strategy)
+    with output_dir_lock(opts.output_dir, strategy):
+        fileio.makedirs(opts.output_dir)
+        if opts.do_train:
+            return _train(config, opts, strategy)
+        return _evaluate_checkpoint(config, opts, strategy)
 
 
-def _pretrain(config, opts, strategy) -> dict:
-    fileio.makedirs(opts.output_dir)
+def _train(config, opts, strategy) -> dict:
+    """Pretrains to opts.num_train_steps (evaluating at save points with --do_eval); the last
+    evaluation, else the global step."""
     evaluate = make_evaluate_fn(opts, strategy) if opts.do_eval else None
-    if opts.do_train:
-        run = training.RunConfig(
-            output_dir=opts.output_dir, num_train_steps=opts.num_train_steps,
-            save_checkpoints_steps=opts.save_checkpoints_steps,
-            keep_checkpoint_max=opts.keep_checkpoint_max,
-            iterations_per_loop=opts.iterations_per_loop, jit_compile=opts.jit_compile,
-            best_metric="masked_lm_accuracy" if opts.do_eval else None,
-            log_every_steps=opts.log_every_steps,
-            gradient_accumulation_steps=opts.gradient_accumulation_steps, verbose=opts.verbose,
-            seed=opts.seed)
-        train_fn = lambda batch, ctx: pretraining_dataset(
-            opts.input_file, batch, opts.max_seq_length, opts.max_predictions_per_seq,
-            is_training=True, input_context=ctx, seed=opts.seed)
-        init = opts.init_checkpoint
-        result = training.train(
-            _model_fn(config, opts), _optimizer_fn(opts), train_fn, opts.train_batch_size, run,
-            strategy, evaluate_fn=evaluate, init_checkpoint=init,
-            init_kwargs={"group0_fallback": opts.init_from_group0})
-        if result.eval_history:
-            return result.eval_history[-1]
-        return {"global_step": result.global_step}
-    # evaluation only: the newest checkpoint of output_dir, else init_checkpoint
+    run = RunConfig(
+        output_dir=opts.output_dir, num_train_steps=opts.num_train_steps,
+        save_checkpoints_steps=opts.save_checkpoints_steps,
+        keep_checkpoint_max=opts.keep_checkpoint_max,
+        iterations_per_loop=opts.iterations_per_loop, jit_compile=opts.jit_compile,
+        best_metric="masked_lm_accuracy" if opts.do_eval else None,
+        log_every_steps=opts.log_every_steps,
+        gradient_accumulation_steps=opts.gradient_accumulation_steps, verbose=opts.verbose,
+        seed=opts.seed)
+    train_fn = lambda batch, ctx: pretraining_dataset(
+        opts.input_file, batch, opts.max_seq_length, opts.max_predictions_per_seq,
+        is_training=True, input_context=ctx, seed=opts.seed)
+    init = opts.init_checkpoint
+    result = training.train(
+        _model_fn(config, opts), _optimizer_fn(opts), train_fn,
+        global_batch_size=opts.train_batch_size, run=run, strategy=strategy,
+        evaluate_fn=evaluate, init_checkpoint=init,
+        init_kwargs={"group0_fallback": opts.init_from_group0})
+    if result.eval_history:
+        return result.eval_history[-1]
+    return {"global_step": result.global_step}
+
+
+def _evaluate_checkpoint(config, opts, strategy) -> dict:
+    """--do_eval without --do_train: the metrics of the newest checkpoint of output_dir, else
+    of init_checkpoint (appended to eval_results.txt)."""
+    evaluate = make_evaluate_fn(opts, strategy)
     with strategy.scope():
-        model = training.compile_for_inference(_model_fn(config, opts)(), strategy, opts.jit_compile)
+        model = compile_for_inference(_model_fn(config, opts)(), strategy, opts.jit_compile)
     source = tf.train.latest_checkpoint(opts.output_dir) or opts.init_checkpoint
     if not source:
         raise ValueError("--do_eval without --do_train needs a checkpoint in --output_dir or --init_checkpoint")
-    training.init_from_checkpoint(model, source, group0_fallback=opts.init_from_group0)
+    init_from_checkpoint(model, source, group0_fallback=opts.init_from_group0)
     results = evaluate(model)
     if distribute.is_chief(strategy):
-        training.append_results(opts.output_dir, results)
+        append_results(opts.output_dir, results)
     logging.info("eval results: %s", results)
     return results

@@ -4,7 +4,7 @@ import numbers
 import re
 
 
-def _check_number(name, value, low=None, high=None, low_open=False, high_open=False,
+def check_number(name, value, low=None, high=None, low_open=False, high_open=False,
                   integer=False):
     """Return `value` if it is a number in the given range, else raise ValueError naming `name`."""
     kind = numbers.Integral if integer else numbers.Real
@@ -20,7 +20,7 @@ def _check_number(name, value, low=None, high=None, low_open=False, high_open=Fa
     return value
 
 
-def _check_patterns(name, patterns):
+def check_patterns(name, patterns):
     """Return `patterns` as a list of regex strings (None means none), raising on bad entries."""
     if patterns is None:
         return []

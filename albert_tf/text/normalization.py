@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from albert_tf.text.codepoints import _combining_re
+from albert_tf.text.codepoints import combining_re
 
 
 def convert_to_unicode(text) -> str:
@@ -28,7 +28,7 @@ def preprocess_text(inputs, remove_space=True, lower=False) -> str:
     if not outputs.isascii():
         if not unicodedata.is_normalized("NFKD", outputs):
             outputs = unicodedata.normalize("NFKD", outputs)
-        outputs = _combining_re().sub("", outputs)
+        outputs = combining_re().sub("", outputs)
     if lower:
         outputs = outputs.lower()
     return outputs

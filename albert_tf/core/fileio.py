@@ -13,7 +13,7 @@ that wrote it (tempfile and safetensors make 0600 files).
 Long because every file access of the project goes through here: one small function per
 operation, each with its local and remote branch.
 
->>> from albert_tf import fileio
+>>> from albert_tf.core import fileio
 >>> fileio.write_text("ram://bucket/run/notes.txt", "hello")
 'ram://bucket/run/notes.txt'
 >>> fileio.read_text(fileio.join("ram://bucket/run", "notes.txt"))
@@ -32,7 +32,9 @@ import secrets
 import shutil
 import tempfile
 
-from albert_tf.errors import StorageError
+import numpy as np
+
+from albert_tf.core.errors import StorageError
 
 _LOCAL_SCHEMES = ("", "file")
 _FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
@@ -446,8 +448,6 @@ def write_json(path, obj, **dump_kwargs) -> str:
 
 def write_npz(path, arrays: dict, compressed: bool = False) -> str:
     """NumPy arrays as one `.npz` file at `path` (any filesystem), written as write_bytes does."""
-    import io
-    import numpy as np
     buffer = io.BytesIO()  # np.savez seeks in its file: build it in memory, then write it
     (np.savez_compressed if compressed else np.savez)(buffer, **arrays)
     return write_bytes(path, buffer.getvalue())

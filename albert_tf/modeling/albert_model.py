@@ -1,101 +1,15 @@
-"""Keras models: the ALBERT encoder (`AlbertModel`) and the MLM + SOP pretrainer."""
+"""The ALBERT encoder model (`AlbertModel`) and the MLM + SOP pretrainer (`AlbertPretrainer`)."""
 import keras
-import tensorflow as tf
 from keras import ops
 
-from albert_tf.config import AlbertConfig
 from albert_tf.modeling.embedding import FactorizedEmbedding
 from albert_tf.modeling.encoder import SharedEncoder
 from albert_tf.modeling.heads import MaskedLMHead, PooledClassifierHead, Pooler
-from albert_tf.modeling.task import AlbertTaskModel
-
-
-def _as_config(config):
-    if isinstance(config, AlbertConfig):
-        return config
-    if isinstance(config, dict):
-        return AlbertConfig.from_dict(config)
-    raise TypeError(f"expected an AlbertConfig or a dict, got {type(config).__name__}")
-
-
-def standardize_inputs(inputs):
-    """A dict of int32 input_ids / input_mask / segment_ids (mask defaults to ones, segments to
-    zeros; `token_type_ids` accepted for segment_ids), or a bare input_ids tensor."""
-    if not isinstance(inputs, dict):
-        inputs = {"input_ids": inputs}
-    if "input_ids" not in inputs:
-        raise ValueError(f"ALBERT inputs need 'input_ids'; got keys {sorted(inputs)}")
-    input_ids = ops.cast(inputs["input_ids"], "int32")
-    mask = inputs.get("input_mask")
-    segments = inputs.get("segment_ids", inputs.get("token_type_ids"))
-    mask = ops.ones_like(input_ids) if mask is None else ops.cast(mask, "int32")
-    segments = ops.zeros_like(input_ids) if segments is None else ops.cast(segments, "int32")
-    return input_ids, mask, segments
-
-
-class ConfigSerializable:
-    """Keras (de)serialisation for models built from an AlbertConfig plus a few arguments
-    (named by `_config_args`), so `.keras` files round-trip."""
-
-    _config_args = ()
-
-    def get_config(self):
-        extra = {name: getattr(self, name) for name in self._config_args}
-        return {"config": self.config.to_dict(), "name": self.name, **extra}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-
-def flat_outputs(outputs):
-    """The model's output dict with each list of tensors spread to `name_0`, `name_1`...
-    (SavedModel and LiteRT signatures take only a flat dict of tensors)."""
-    flat = {}
-    for name, value in outputs.items():
-        if isinstance(value, (list, tuple)):
-            flat.update({f"{name}_{i}": v for i, v in enumerate(value)})
-        else:
-            flat[name] = value
-    return flat
-
-
-class _ServingModel(keras.Model):
-    """What `export` writes: the wrapped model's call, outputs flattened by `flat_outputs`."""
-
-    def __init__(self, model):
-        super().__init__(name=f"{model.name}_serving")
-        self.model = model
-        self.built = True
-
-    def call(self, inputs, training=None):
-        return flat_outputs(self.model(inputs, training=training))
-
-
-class ServingSignature:
-    """`model.export(path)` (SavedModel or LiteRT) with no hand-written input_signature.
-
-    The models create their variables in `__init__` (so checkpoints load, weights count and
-    variables are placed under a strategy scope before any call), so Keras never records the
-    input shapes it would infer a signature from, and would guess float inputs anyway. Each
-    model names its int32 [batch, length] features in `_serving_features` instead.
-    """
-
-    _serving_features = ("input_ids", "input_mask", "segment_ids")
-
-    def serving_input_signature(self):
-        """[dict of int32 tf.TensorSpec [None, None]]: one positional argument, a feature dict."""
-        return [{name: tf.TensorSpec([None, None], tf.int32, name=name)
-                 for name in self._serving_features}]
-
-    def export(self, filepath, format="tf_saved_model", verbose=None, input_signature=None,
-               **kwargs):
-        """keras.Model.export of the call with flat outputs (`flat_outputs`), with
-        `serving_input_signature()` when no input_signature is given."""
-        if input_signature is None:
-            input_signature = self.serving_input_signature()
-        return keras.Model.export(_ServingModel(self), filepath, format=format, verbose=verbose,
-                                  input_signature=input_signature, **kwargs)
+from albert_tf.modeling.model_base import (AlbertTaskModel, ConfigSerializable, ServingSignature,
+                                           as_config, standardize_inputs)
+from albert_tf.modeling.losses import pretraining_loss
+from albert_tf.modeling.losses import masked_lm_example_loss, sentence_order_example_loss
+from albert_tf.modeling.names import mlm_head_variable_map, pooled_head_variable_map
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
@@ -110,7 +24,7 @@ class AlbertModel(ConfigSerializable, ServingSignature, keras.Model):
     def __init__(self, config, **kwargs):
         kwargs.setdefault("name", "albert")
         super().__init__(**kwargs)
-        self.config = _as_config(config)
+        self.config = as_config(config)
         self.embedding = FactorizedEmbedding(self.config, name="embeddings")
         self.encoder = SharedEncoder(self.config, name="encoder")
         self.pooler = Pooler(self.config, name="pooler")
@@ -153,12 +67,12 @@ class AlbertPretrainer(ConfigSerializable, ServingSignature, AlbertTaskModel):
     so `compile(optimizer)` + `fit(dataset)` pretrain it; metrics are Google's eval metrics.
     """
 
-    _serving_features = ServingSignature._serving_features + ("masked_lm_positions",)
+    serving_features = ServingSignature.serving_features + ("masked_lm_positions",)
 
     def __init__(self, config, **kwargs):
         kwargs.setdefault("name", "albert_pretrainer")
         super().__init__(**kwargs)
-        self.config = _as_config(config)
+        self.config = as_config(config)
         self.albert = AlbertModel(self.config)
         self.mlm_head = MaskedLMHead(self.config, self.albert.word_embeddings, name="predictions")
         self.sop_head = PooledClassifierHead(self.config, 2, name="seq_relationship")
@@ -171,13 +85,11 @@ class AlbertPretrainer(ConfigSerializable, ServingSignature, AlbertTaskModel):
         self.built = True
 
     def task_loss(self, features, labels, outputs):
-        from albert_tf.modeling.losses import pretraining_loss
         total, _, _ = pretraining_loss(outputs, features)
         return total
 
     def update_task_metrics(self, features, labels, outputs):
         """Google's eval metrics: weighted MLM accuracy and loss, SOP accuracy and loss."""
-        from albert_tf.modeling.losses import masked_lm_example_loss, sentence_order_example_loss
         weights = ops.cast(features["masked_lm_weights"], "float32")
         ids = ops.cast(features["masked_lm_ids"], "int32")
         mlm_pred = ops.cast(ops.argmax(outputs["mlm_logits"], axis=-1), "int32")
@@ -201,7 +113,5 @@ class AlbertPretrainer(ConfigSerializable, ServingSignature, AlbertTaskModel):
 
     def original_head_variables(self):
         """Google names of the head variables (`cls/predictions/...`, `cls/seq_relationship/...`)."""
-        from albert_tf.modeling.names import mlm_head_variable_map, pooled_head_variable_map
         return {**mlm_head_variable_map(self.mlm_head),
                 **pooled_head_variable_map(self.sop_head, "cls/seq_relationship")}
-

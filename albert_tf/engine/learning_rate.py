@@ -3,7 +3,7 @@ LearningRateSchedule, reproducing the jump at the end of warmup that Google's co
 import keras
 import tensorflow as tf
 
-from albert_tf.engine.optimizer_checks import _check_number
+from albert_tf.engine.arg_checks import check_number
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
@@ -21,15 +21,15 @@ class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
 
     def __init__(self, init_lr, num_train_steps, num_warmup_steps=0, poly_power=1.0,
                  start_warmup_step=0, end_lr=0.0, name=None):
-        self.init_lr = float(_check_number("init_lr", init_lr, low=0, low_open=True))
-        self.num_train_steps = int(_check_number("num_train_steps", num_train_steps, low=0,
+        self.init_lr = float(check_number("init_lr", init_lr, low=0, low_open=True))
+        self.num_train_steps = int(check_number("num_train_steps", num_train_steps, low=0,
                                                  low_open=True, integer=True))
-        self.num_warmup_steps = int(_check_number("num_warmup_steps", num_warmup_steps, low=0,
+        self.num_warmup_steps = int(check_number("num_warmup_steps", num_warmup_steps, low=0,
                                                   integer=True))
-        self.poly_power = float(_check_number("poly_power", poly_power, low=0, low_open=True))
-        self.start_warmup_step = int(_check_number("start_warmup_step", start_warmup_step,
+        self.poly_power = float(check_number("poly_power", poly_power, low=0, low_open=True))
+        self.start_warmup_step = int(check_number("start_warmup_step", start_warmup_step,
                                                    low=0, integer=True))
-        self.end_lr = float(_check_number("end_lr", end_lr, low=0))
+        self.end_lr = float(check_number("end_lr", end_lr, low=0))
         self.name = name
 
     def _decayed(self, step):

@@ -10,9 +10,9 @@ from keras import ops
 
 from albert_tf.modeling.losses import replica_mean
 from albert_tf.modeling.common import dense, initializer, layer_norm
-from albert_tf.modeling.models import (AlbertModel, ConfigSerializable, ServingSignature,
-                                       _as_config)
-from albert_tf.modeling.task import AlbertTaskModel
+from albert_tf.modeling.albert_model import AlbertModel
+from albert_tf.modeling.model_base import ConfigSerializable, ServingSignature, as_config
+from albert_tf.modeling.model_base import AlbertTaskModel
 
 NEG_INF = -1e30  # Google's p_mask adder for the v2 head
 
@@ -30,7 +30,7 @@ def _mean(values):
 class _SquadBase(ConfigSerializable, ServingSignature, AlbertTaskModel):
     def __init__(self, config, **kwargs):
         super().__init__(**kwargs)
-        self.config = _as_config(config)
+        self.config = as_config(config)
         self.albert = AlbertModel(self.config)
 
     def _passthrough(self, inputs, outputs):
@@ -82,8 +82,8 @@ class AlbertSquadV2(_SquadBase):
     `end_top_log_probs`, `end_top_index` [B,k·k], `cls_logits` [B] (plus `start_log_probs`).
     Loss: 0.5·(start CE + end CE) + 0.5·sigmoid CE(cls_logits, is_impossible)."""
 
-    _config_args = ("start_n_top", "end_n_top", "dropout_prob")
-    _serving_features = ServingSignature._serving_features + ("p_mask",)
+    config_args = ("start_n_top", "end_n_top", "dropout_prob")
+    serving_features = ServingSignature.serving_features + ("p_mask",)
 
     def __init__(self, config, start_n_top=5, end_n_top=5, dropout_prob=0.1, **kwargs):
         kwargs.setdefault("name", "albert_squad_v2")

@@ -1,7 +1,6 @@
-"""SQuAD v1.1 / v2.0 examples, windowed features and TFRecords, as Google's ALBERT builds them.
+"""SQuAD v1.1 / v2.0 TFRecords in Google's record layout, and the pipeline that makes them.
 
-This module writes the records and re-exports the pipeline's names, so callers import them
-all from here. Pure Python plus SentencePiece (TensorFlow only for the records). The pipeline:
+Pure Python plus SentencePiece (TensorFlow only for the records). The pipeline:
 
 1. :func:`read_squad_examples` (``examples``) reads the official JSON into :class:`SquadExample`.
 2. :func:`tokenize_paragraph` (``alignment``) tokenizes a paragraph as Google does

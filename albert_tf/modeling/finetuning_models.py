@@ -9,9 +9,10 @@ from keras import ops
 
 from albert_tf.modeling.losses import replica_mean
 from albert_tf.modeling.heads import PooledClassifierHead
-from albert_tf.modeling.models import (AlbertModel, ConfigSerializable, ServingSignature,
-                                       _as_config)
-from albert_tf.modeling.task import AlbertTaskModel
+from albert_tf.modeling.albert_model import AlbertModel
+from albert_tf.modeling.model_base import ConfigSerializable, ServingSignature, as_config
+from albert_tf.modeling.model_base import AlbertTaskModel
+from albert_tf.modeling.names import pooled_head_variable_map
 
 
 def _labels(features, labels, key="label_ids"):
@@ -44,7 +45,7 @@ class _PooledTaskModel(ConfigSerializable, ServingSignature, AlbertTaskModel):
 
     def __init__(self, config, num_outputs, dropout_prob=0.1, **kwargs):
         super().__init__(**kwargs)
-        self.config = _as_config(config)
+        self.config = as_config(config)
         self.dropout_prob = dropout_prob
         self.albert = AlbertModel(self.config)
         self.classifier = PooledClassifierHead(self.config, num_outputs, dropout_prob,
@@ -66,7 +67,6 @@ class _PooledTaskModel(ConfigSerializable, ServingSignature, AlbertTaskModel):
         self.accuracy_metric.update_state(score, _example_weights(features, ops.shape(score)[0]))
 
     def original_head_variables(self):
-        from albert_tf.modeling.names import pooled_head_variable_map
         return pooled_head_variable_map(self.classifier, self.head_scope)
 
 
@@ -78,7 +78,7 @@ class AlbertClassifier(_PooledTaskModel):
     accuracy counts the rows whose whole label set is right at 0.5). Outputs `logits` and
     `probabilities` (classification) or `predictions` (regression)."""
 
-    _config_args = ("num_labels", "dropout_prob", "is_regression", "multi_label")
+    config_args = ("num_labels", "dropout_prob", "is_regression", "multi_label")
 
     def __init__(self, config, num_labels, dropout_prob=0.1, is_regression=False,
                  multi_label=False, **kwargs):
@@ -126,7 +126,7 @@ class AlbertMultipleChoice(_PooledTaskModel):
     dense [1,H] on its pooled output; softmax over the choices. Inputs are [B, C·L] (Google's
     flattened records) or [B, C, L]; outputs `logits` / `probabilities` [B, C]."""
 
-    _config_args = ("num_choices", "dropout_prob")
+    config_args = ("num_choices", "dropout_prob")
 
     def __init__(self, config, num_choices=4, dropout_prob=0.1, **kwargs):
         kwargs.setdefault("name", "albert_multiple_choice")
@@ -169,7 +169,7 @@ class AlbertTokenClassifier(_PooledTaskModel):
     (2, 8, 5)
     """
 
-    _config_args = ("num_labels", "dropout_prob", "label_names")
+    config_args = ("num_labels", "dropout_prob", "label_names")
 
     def __init__(self, config, num_labels, dropout_prob=0.1, label_names=None, **kwargs):
         kwargs.setdefault("name", "albert_token_classifier")

@@ -8,7 +8,8 @@ import json
 import os
 from typing import Any
 
-from albert_tf.errors import InputError
+from albert_tf.core.errors import InputError
+from albert_tf.core.fileio import write_text_atomic
 
 # Keys of Google's released albert_config.json files that its model never reads: accepted and
 # round-tripped through `extra`, so a converted config still equals the released one.
@@ -138,7 +139,7 @@ class AlbertConfig:
         """Read Google's albert_config.json; errors name the file."""
         path = os.fspath(path)
         try:
-            from albert_tf import fileio
+            from albert_tf.core import fileio
             data = json.loads(fileio.read_text(path))
         except FileNotFoundError:
             raise FileNotFoundError(f"ALBERT config file not found: {path}") from None
@@ -156,7 +157,6 @@ class AlbertConfig:
 
     def to_json_file(self, path: str | os.PathLike) -> None:
         """Write albert_config.json atomically (temp file, then rename)."""
-        from albert_tf.fileio import write_text_atomic
         write_text_atomic(path, self.to_json_string())
 
     def replace(self, **changes) -> "AlbertConfig":

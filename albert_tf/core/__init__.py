@@ -1,0 +1,2 @@
+"""The bottom layer every other folder builds on: the model config (`config`), the errors drivers
+report as one line (`errors`) and the file layer on `tf.io.gfile` (`fileio`)."""

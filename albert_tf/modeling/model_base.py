@@ -1,0 +1,143 @@
+"""The bases every albert_tf Keras model shares: `AlbertTaskModel` (a model that carries its own
+loss and metrics, so `compile(optimizer)` + `fit(dataset)` work), Keras (de)serialisation from an
+AlbertConfig, the standard int32 inputs, and `export` with a signature of int32 features."""
+import keras
+import tensorflow as tf
+from keras import ops
+
+from albert_tf.core.config import AlbertConfig
+
+
+class AlbertTaskModel(keras.Model):
+    """Subclasses define `task_loss(features, labels, outputs)` (the replica's share of the
+    global loss, see modeling.losses.replica_mean) and `update_task_metrics(...)`. Labels come from
+    `y` when fit is given (x, y), else from the feature dict (Google's record names)."""
+
+    def task_loss(self, features, labels, outputs):
+        raise NotImplementedError
+
+    def update_task_metrics(self, features, labels, outputs):
+        """Update the model's own keras.metrics; default: none."""
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        if self._compile_loss is not None:  # the user compiled with an explicit loss
+            return super().compute_loss(x, y, y_pred, sample_weight, training=training)
+        loss = self.task_loss(x, y, y_pred)
+        if self.losses:
+            loss = loss + keras.ops.sum(self.losses)
+        return loss
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        if self._compile_loss is None:
+            self.update_task_metrics(x, y, y_pred)
+        results = super().compute_metrics(x, y, y_pred, sample_weight)
+        if isinstance(tf.distribute.get_strategy(), tf.distribute.MultiWorkerMirroredStrategy):
+            # Keras reduces step outputs across workers with reduce("MEAN", axis=0), which
+            # rejects scalars; a [1] tensor reduces to the same scalar.
+            results = {k: tf.reshape(v, [1]) for k, v in results.items()}
+        return results
+
+    def _maybe_symbolic_build(self, iterator=None, data_batch=None):
+        """Keras reduces the first distributed batch across replicas only to learn its shapes,
+        which fails under MultiWorkerMirroredStrategy (nested structures); one replica's local
+        value carries the same shapes, so use it."""
+        strategy = self._distribute_strategy
+        if strategy is None or iterator is None:
+            return super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
+        for _, _, it in iterator:
+            data_batch = next(it)
+            break
+        local = lambda v: (strategy.experimental_local_results(v)[0]
+                           if isinstance(v, tf.distribute.DistributedValues) else v)
+        data_batch = tf.nest.map_structure(local, data_batch)
+        with strategy.scope():
+            self._symbolic_build(data_batch=data_batch)
+
+
+def as_config(config):
+    """`config` as an AlbertConfig (an AlbertConfig, or a dict of its fields)."""
+    if isinstance(config, AlbertConfig):
+        return config
+    if isinstance(config, dict):
+        return AlbertConfig.from_dict(config)
+    raise TypeError(f"expected an AlbertConfig or a dict, got {type(config).__name__}")
+
+
+def standardize_inputs(inputs):
+    """A dict of int32 input_ids / input_mask / segment_ids (mask defaults to ones, segments to
+    zeros; `token_type_ids` accepted for segment_ids), or a bare input_ids tensor."""
+    if not isinstance(inputs, dict):
+        inputs = {"input_ids": inputs}
+    if "input_ids" not in inputs:
+        raise ValueError(f"ALBERT inputs need 'input_ids'; got keys {sorted(inputs)}")
+    input_ids = ops.cast(inputs["input_ids"], "int32")
+    mask = inputs.get("input_mask")
+    segments = inputs.get("segment_ids", inputs.get("token_type_ids"))
+    mask = ops.ones_like(input_ids) if mask is None else ops.cast(mask, "int32")
+    segments = ops.zeros_like(input_ids) if segments is None else ops.cast(segments, "int32")
+    return input_ids, mask, segments
+
+
+class ConfigSerializable:
+    """Keras (de)serialisation for models built from an AlbertConfig plus a few arguments
+    (named by `config_args`), so `.keras` files round-trip."""
+
+    config_args = ()
+
+    def get_config(self):
+        extra = {name: getattr(self, name) for name in self.config_args}
+        return {"config": self.config.to_dict(), "name": self.name, **extra}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
+def flat_outputs(outputs):
+    """The model's output dict with each list of tensors spread to `name_0`, `name_1`...
+    (SavedModel and LiteRT signatures take only a flat dict of tensors)."""
+    flat = {}
+    for name, value in outputs.items():
+        if isinstance(value, (list, tuple)):
+            flat.update({f"{name}_{i}": v for i, v in enumerate(value)})
+        else:
+            flat[name] = value
+    return flat
+
+
+class ServingModel(keras.Model):
+    """What `export` writes: the wrapped model's call, outputs flattened by `flat_outputs`."""
+
+    def __init__(self, model):
+        super().__init__(name=f"{model.name}_serving")
+        self.model = model
+        self.built = True
+
+    def call(self, inputs, training=None):
+        return flat_outputs(self.model(inputs, training=training))
+
+
+class ServingSignature:
+    """`model.export(path)` (SavedModel or LiteRT) with no hand-written input_signature.
+
+    The models create their variables in `__init__` (so checkpoints load, weights count and
+    variables are placed under a strategy scope before any call), so Keras never records the
+    input shapes it would infer a signature from, and would guess float inputs anyway. Each
+    model names its int32 [batch, length] features in `serving_features` instead.
+    """
+
+    serving_features = ("input_ids", "input_mask", "segment_ids")
+
+    def serving_input_signature(self):
+        """[dict of int32 tf.TensorSpec [None, None]]: one positional argument, a feature dict."""
+        return [{name: tf.TensorSpec([None, None], tf.int32, name=name)
+                 for name in self.serving_features}]
+
+    def export(self, filepath, format="tf_saved_model", verbose=None, input_signature=None,
+               **kwargs):
+        """keras.Model.export of the call with flat outputs (`flat_outputs`), with
+        `serving_input_signature()` when no input_signature is given."""
+        if input_signature is None:
+            input_signature = self.serving_input_signature()
+        return keras.Model.export(ServingModel(self), filepath, format=format, verbose=verbose,
+                                  input_signature=input_signature, **kwargs)
