@@ -10,7 +10,7 @@ PACKAGE = ROOT / "albert_tf"
 
 # Layers from the bottom up; a module may import its own layer and the layers below it.
 LAYERS = [
-    {"albert_tf", "albert_tf.core.errors", "albert_tf.core.fileio", "albert_tf.core.config"},
+    {"albert_tf", "albert_tf.core"},
     {"albert_tf.modeling"},
     {"albert_tf.text", "albert_tf.formats"},
     {"albert_tf.engine"},
