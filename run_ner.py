@@ -2,12 +2,13 @@
 files (`word label` or `word POS chunk label` per line, a blank line between sentences; BIO or
 BIOES tags): train, evaluate with entity-level F1 (seqeval's), predict a label per word,
 export a raw-text SavedModel (text → a label per word)."""
+
 from absl import flags
 
-from albert_tf.engine.flags import define_finetuning_flags, options_from_flags
 from albert_tf.engine import validation
-from albert_tf.tasks.recipes import apply_recipe
+from albert_tf.engine.flags import define_finetuning_flags, options_from_flags
 from albert_tf.tasks.ner.validate import preload_ner, task_labels, validate_ner
+from albert_tf.tasks.recipes import apply_recipe
 from albert_tf.tasks.serving import exporter
 from albert_tf.text.encoding import TextEncoder
 
@@ -15,9 +16,15 @@ FLAGS = flags.FLAGS
 flags.DEFINE_string("data_dir", None, "Folder holding train.txt, dev.txt (or valid.txt), test.txt.")
 flags.DEFINE_string("train_file", None, "The train file (default: data_dir/train.txt).")
 flags.DEFINE_string("dev_file", None, "The dev file (default: data_dir/dev.txt or valid.txt).")
-flags.DEFINE_string("test_file", None, "The test file (default: data_dir/test.txt); labels optional.")
-flags.DEFINE_string("label_list", None, "Comma-separated labels (default: the train file's, or "
-                    "labels.json of the run in --output_dir).")
+flags.DEFINE_string(
+    "test_file", None, "The test file (default: data_dir/test.txt); labels optional."
+)
+flags.DEFINE_string(
+    "label_list",
+    None,
+    "Comma-separated labels (default: the train file's, or "
+    "labels.json of the run in --output_dir).",
+)
 flags.DEFINE_string("label_scheme", None, "BIO or BIOES (default: from the labels).")
 flags.DEFINE_float("dropout_prob", 0.1, "Dropout on the sequence output before the classifier.")
 define_finetuning_flags(max_seq_length=128, learning_rate=5e-5, train_step=1000, warmup_step=100)
@@ -29,24 +36,40 @@ def main(argv):
     # the strategy first: MultiWorkerMirroredStrategy must precede any other TF op
     strategy = validation.strategy_from_flags(FLAGS, "train_batch_size")
     config = validate_ner(FLAGS)
+    # deferred: flags are parsed and checked before TensorFlow loads
     from albert_tf.engine.finetuning import run_finetuning
+
+    # deferred: flags are parsed and checked before TensorFlow loads
     from albert_tf.tasks.ner.serving import export_token_classifier
+
+    # deferred: flags are parsed and checked before TensorFlow loads
     from albert_tf.tasks.ner.task import NerFiles, NerTask, ner_model_fn
+
     opts = options_from_flags(FLAGS)
     encoder = TextEncoder.from_files(FLAGS.spm_model_file, FLAGS.vocab_file, FLAGS.do_lower_case)
-    files = NerFiles.find(FLAGS.data_dir, train=FLAGS.train_file, dev=FLAGS.dev_file,
-                          test=FLAGS.test_file)
+    files = NerFiles.find(
+        FLAGS.data_dir, train=FLAGS.train_file, dev=FLAGS.dev_file, test=FLAGS.test_file
+    )
     labels, scheme = task_labels(FLAGS)
-    task = NerTask(files, encoder, FLAGS.max_seq_length, FLAGS.cached_dir or FLAGS.output_dir,
-                   labels, scheme)
+    task = NerTask(
+        files, encoder, FLAGS.max_seq_length, FLAGS.cached_dir or FLAGS.output_dir, labels, scheme
+    )
     preload_ner(task, FLAGS)
     if FLAGS.do_train:
         task.save_labels(FLAGS.output_dir)
-    run_finetuning(task, ner_model_fn(config, task, FLAGS.dropout_prob), opts, strategy,
-                   do_train=FLAGS.do_train, do_eval=FLAGS.do_eval, do_predict=FLAGS.do_predict,
-                   export_fn=exporter(export_token_classifier, task, FLAGS.export_dir))
+    run_finetuning(
+        task,
+        ner_model_fn(config, task, FLAGS.dropout_prob),
+        opts,
+        strategy,
+        do_train=FLAGS.do_train,
+        do_eval=FLAGS.do_eval,
+        do_predict=FLAGS.do_predict,
+        export_fn=exporter(export_token_classifier, task, FLAGS.export_dir),
+    )
 
 
 if __name__ == "__main__":
     from albert_tf.engine import cli
+
     cli.run(main)

@@ -1,12 +1,13 @@
 """Fine-tune ALBERT on RACE multiple-choice reading comprehension (Google's run_race.py flags)."""
+
 from absl import flags
 
-from albert_tf.engine.flags import define_finetuning_flags, options_from_flags
 from albert_tf.engine import validation
-from albert_tf.tasks.recipes import apply_recipe
+from albert_tf.engine.flags import define_finetuning_flags, options_from_flags
 from albert_tf.tasks.race.validate import preload_race, validate_race
-from albert_tf.text.encoding import TextEncoder
+from albert_tf.tasks.recipes import apply_recipe
 from albert_tf.tasks.serving import exporter
+from albert_tf.text.encoding import TextEncoder
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("data_dir", None, "Folder that holds RACE/ ({train,dev,test}/{middle,high}/).")
@@ -14,8 +15,14 @@ flags.DEFINE_integer("max_qa_length", 128, "Pieces kept (the last ones) of quest
 flags.DEFINE_float("dropout_prob", 0.1, "Dropout on the pooled output before the choice scorer.")
 flags.DEFINE_bool("high_only", False, "Only the high-school questions.")
 flags.DEFINE_bool("middle_only", False, "Only the middle-school questions.")
-define_finetuning_flags(learning_rate=1e-5, train_step=12000, warmup_step=1000,
-                        save_checkpoints_steps=100, do_train=True, do_eval=True)
+define_finetuning_flags(
+    learning_rate=1e-5,
+    train_step=12000,
+    warmup_step=1000,
+    save_checkpoints_steps=100,
+    do_train=True,
+    do_eval=True,
+)
 
 
 def main(argv):
@@ -24,19 +31,40 @@ def main(argv):
     # the strategy first: MultiWorkerMirroredStrategy must precede any other TF op
     strategy = validation.strategy_from_flags(FLAGS, "train_batch_size")
     config = validate_race(FLAGS)
+    # deferred: flags are parsed and checked before TensorFlow loads
     from albert_tf.engine.finetuning import run_finetuning
+
+    # deferred: flags are parsed and checked before TensorFlow loads
     from albert_tf.tasks.race.task import RaceTask, race_model_fn
+
     opts = options_from_flags(FLAGS)
     encoder = TextEncoder.from_files(FLAGS.spm_model_file, FLAGS.vocab_file, FLAGS.do_lower_case)
-    task = RaceTask(FLAGS.data_dir, encoder, FLAGS.max_seq_length, FLAGS.cached_dir or FLAGS.output_dir,
-                    FLAGS.max_qa_length, FLAGS.high_only, FLAGS.middle_only)
+    task = RaceTask(
+        FLAGS.data_dir,
+        encoder,
+        FLAGS.max_seq_length,
+        FLAGS.cached_dir or FLAGS.output_dir,
+        FLAGS.max_qa_length,
+        FLAGS.high_only,
+        FLAGS.middle_only,
+    )
     preload_race(task, FLAGS)
+    # deferred: flags are parsed and checked before TensorFlow loads
     from albert_tf.tasks.race.serving import export_race
-    run_finetuning(task, race_model_fn(config, FLAGS.dropout_prob), opts, strategy,
-                   do_train=FLAGS.do_train, do_eval=FLAGS.do_eval, do_predict=FLAGS.do_predict,
-                   export_fn=exporter(export_race, task, FLAGS.export_dir))
+
+    run_finetuning(
+        task,
+        race_model_fn(config, FLAGS.dropout_prob),
+        opts,
+        strategy,
+        do_train=FLAGS.do_train,
+        do_eval=FLAGS.do_eval,
+        do_predict=FLAGS.do_predict,
+        export_fn=exporter(export_race, task, FLAGS.export_dir),
+    )
 
 
 if __name__ == "__main__":
     from albert_tf.engine import cli
+
     cli.run(main)

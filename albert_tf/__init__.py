@@ -4,6 +4,7 @@ Importing the package selects the TensorFlow backend for Keras. Public names are
 loaded lazily so that light modules (tokenization, data builders) do not pay for
 the model code they do not use.
 """
+
 import importlib
 import os
 
@@ -11,7 +12,8 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 if os.environ["KERAS_BACKEND"] != "tensorflow":
     raise ImportError(
         "albert_tf needs the TensorFlow Keras backend, but KERAS_BACKEND="
-        f"{os.environ['KERAS_BACKEND']!r}; unset it or set it to 'tensorflow'.")
+        f"{os.environ['KERAS_BACKEND']!r}; unset it or set it to 'tensorflow'."
+    )
 
 __version__ = "0.1.0"
 

@@ -1,7 +1,8 @@
 """Convert ALBERT weights between every format albert_tf reads and writes.
 
     python -m albert_tf.convert --input PATH --output PATH \
-        [--output_format tf1|keras|keras_hub|huggingface] [--albert_config_file albert_config.json] \
+        [--output_format tf1|keras|keras_hub|huggingface] [--albert_config_file albert_config.json]
+        \
         [--model pretrainer|encoder] [--spm_model_file 30k-clean.model]
 
 The input format is detected from the files present: a `.keras` or `.weights.h5` file (Keras),
@@ -12,6 +13,7 @@ for TF1 an `albert_config.json` beside the checkpoint is used. Without `--output
 output ending in `.weights.h5`/`.keras` is Keras, anything else a TF1 checkpoint prefix.
 The load report of the input is printed, then what was written.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,27 +23,55 @@ from albert_tf.interop.model_files import FORMATS, convert_model
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m albert_tf.convert", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--input", required=True,
-                        help="TF1 checkpoint prefix/dir, .weights.h5, .keras, keras-hub preset or HF folder")
-    parser.add_argument("--output", required=True, help="output path (a folder for keras_hub/huggingface)")
-    parser.add_argument("--output_format", choices=FORMATS, default=None,
-                        help="default: keras for .weights.h5/.keras names, else tf1")
-    parser.add_argument("--albert_config_file", default=None,
-                        help="needed only for inputs that carry no config (TF1, .weights.h5)")
-    parser.add_argument("--model", choices=("pretrainer", "encoder"), default=None,
-                        help="encoder keeps AlbertModel only; default: the model the input holds "
-                             "(a pretrainer for TF1 and .weights.h5)")
-    parser.add_argument("--spm_model_file", default=None,
-                        help="SentencePiece model for keras_hub/huggingface outputs "
-                             "(default: the one in the input's folder)")
+    parser = argparse.ArgumentParser(
+        prog="python -m albert_tf.convert",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--input",
+        required=True,
+        help="TF1 checkpoint prefix/dir, .weights.h5, .keras, keras-hub preset or HF folder",
+    )
+    parser.add_argument(
+        "--output", required=True, help="output path (a folder for keras_hub/huggingface)"
+    )
+    parser.add_argument(
+        "--output_format",
+        choices=FORMATS,
+        default=None,
+        help="default: keras for .weights.h5/.keras names, else tf1",
+    )
+    parser.add_argument(
+        "--albert_config_file",
+        default=None,
+        help="needed only for inputs that carry no config (TF1, .weights.h5)",
+    )
+    parser.add_argument(
+        "--model",
+        choices=("pretrainer", "encoder"),
+        default=None,
+        help="encoder keeps AlbertModel only; default: the model the input holds "
+        "(a pretrainer for TF1 and .weights.h5)",
+    )
+    parser.add_argument(
+        "--spm_model_file",
+        default=None,
+        help="SentencePiece model for keras_hub/huggingface outputs "
+        "(default: the one in the input's folder)",
+    )
     args = parser.parse_args(argv)
     written = []
     try:
-        report = convert_model(args.input, args.output, args.output_format,
-                         albert_config_file=args.albert_config_file, model_kind=args.model,
-                         spm_model_file=args.spm_model_file, log=written.append)
+        report = convert_model(
+            args.input,
+            args.output,
+            args.output_format,
+            albert_config_file=args.albert_config_file,
+            model_kind=args.model,
+            spm_model_file=args.spm_model_file,
+            log=written.append,
+        )
     except (ValueError, FileNotFoundError, TypeError, KeyError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

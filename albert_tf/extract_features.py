@@ -10,8 +10,10 @@
 in `.jsonl` (per token as Google's: {"linex_index", "features": [{"token", "layers": [{"index",
 "values"}]}]}; with --pooled {"linex_index", "pooled"}) or `.npz` (arrays: input_ids,
 input_mask, segment_ids, tokens, and layers + features [N, layers, T, H] or pooled [N, H]).
-With --pooled, --layers is not used. Values are float32 written in full. Bad input is one `error:` line on stderr, exit code 2.
+With --pooled, --layers is not used. Values are float32 written in full. Bad input is one `error:`
+line on stderr, exit code 2.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,11 +22,16 @@ import sys
 
 import numpy as np
 
-from albert_tf.core.errors import InputError
 from albert_tf.core import fileio
+from albert_tf.core.errors import InputError
 from albert_tf.engine import validation as v
-from albert_tf.inference.representations import check_layers
-from albert_tf.inference.representations import (encoder_of, extract_representations, load_pretrained, read_texts)
+from albert_tf.inference.representations import (
+    check_layers,
+    encoder_of,
+    extract_representations,
+    load_pretrained,
+    read_texts,
+)
 
 OUTPUT_KINDS = (".jsonl", ".npz")
 
@@ -37,10 +44,19 @@ def write_jsonl(path, result):
                 record = {"linex_index": i, "pooled": result["pooled"][i].tolist()}
             else:
                 layers = result["layers"].tolist()
-                record = {"linex_index": i, "features": [
-                    {"token": token, "layers": [{"index": index, "values": result["features"][i, k, t].tolist()}
-                                                for k, index in enumerate(layers)]}
-                    for t, token in enumerate(tokens)]}
+                record = {
+                    "linex_index": i,
+                    "features": [
+                        {
+                            "token": token,
+                            "layers": [
+                                {"index": index, "values": result["features"][i, k, t].tolist()}
+                                for k, index in enumerate(layers)
+                            ],
+                        }
+                        for t, token in enumerate(tokens)
+                    ],
+                }
             f.write(json.dumps(record) + "\n")
 
 
@@ -49,7 +65,7 @@ def write_npz(path, result):
     n, length = result["input_ids"].shape
     tokens = np.full((n, length), "", dtype=object)
     for i, row in enumerate(result["tokens"]):
-        tokens[i, :len(row)] = row
+        tokens[i, : len(row)] = row
     arrays = {k: v for k, v in result.items() if k != "tokens"}
     arrays["tokens"] = tokens.astype(str) if n else np.zeros((0, length), "<U1")
     fileio.write_npz(path, arrays)
@@ -60,7 +76,9 @@ def parse_layers(text) -> list:
     try:
         return [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise InputError(f"--layers={text!r}: give comma-separated integers, e.g. -1,-2,-3,-4") from None
+        raise InputError(
+            f"--layers={text!r}: give comma-separated integers, e.g. -1,-2,-3,-4"
+        ) from None
 
 
 def _check(args):
@@ -92,8 +110,10 @@ def _check(args):
 def _check_against(args, layers, config):
     """--max_seq_length and --layers must fit the model's config."""
     if not 2 <= args.max_seq_length <= config.max_position_embeddings:
-        raise InputError(f"--max_seq_length={args.max_seq_length}: must be in 2.."
-                         f"{config.max_position_embeddings} (the model's max_position_embeddings)")
+        raise InputError(
+            f"--max_seq_length={args.max_seq_length}: must be in 2.."
+            f"{config.max_position_embeddings} (the model's max_position_embeddings)"
+        )
     try:
         check_layers(layers, config.num_hidden_layers * config.inner_group_num)
     except ValueError as e:
@@ -105,31 +125,43 @@ def run(args) -> dict:
     layers, config = _check(args)
     try:
         model, encoder = load_pretrained(
-            args.model_dir, albert_config_file=args.albert_config_file,
-            init_checkpoint=args.init_checkpoint, spm_model_file=args.spm_model_file,
-            vocab_file=args.vocab_file, do_lower_case=args.do_lower_case)
+            args.model_dir,
+            albert_config_file=args.albert_config_file,
+            init_checkpoint=args.init_checkpoint,
+            spm_model_file=args.spm_model_file,
+            vocab_file=args.vocab_file,
+            do_lower_case=args.do_lower_case,
+        )
     except (ValueError, FileNotFoundError) as e:
-        raise InputError(f"--{'init_checkpoint' if args.init_checkpoint else 'model_dir'}: {e}") from None
+        raise InputError(
+            f"--{'init_checkpoint' if args.init_checkpoint else 'model_dir'}: {e}"
+        ) from None
     if config is None:
         _check_against(args, layers, encoder_of(model).config)
     texts = read_texts(args.input_file)
-    result = extract_representations(model, encoder, texts, layers, args.pooled,
-                                     args.max_seq_length, args.batch_size)
+    result = extract_representations(
+        model, encoder, texts, layers, args.pooled, args.max_seq_length, args.batch_size
+    )
     (write_npz if args.output_file.endswith(".npz") else write_jsonl)(args.output_file, result)
     return result
 
 
 def parser():
     """The command line (Google's flag names)."""
-    p = argparse.ArgumentParser(prog="python -m albert_tf.extract_features", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m albert_tf.extract_features",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--input_file", required=True, help='one text a line, or "text_a ||| text_b"')
     p.add_argument("--output_file", required=True, help="a .jsonl or .npz file")
     p.add_argument("--model_dir", help="a model folder (config, checkpoint, SentencePiece model)")
     p.add_argument("--albert_config_file", help="albert_config.json (default: in --model_dir)")
     p.add_argument("--init_checkpoint", help="checkpoint (default: the one in --model_dir)")
     p.add_argument("--spm_model_file", help="SentencePiece model (default: the one in --model_dir)")
-    p.add_argument("--vocab_file", help="WordPiece vocab (the Chinese releases) instead of an spm model")
+    p.add_argument(
+        "--vocab_file", help="WordPiece vocab (the Chinese releases) instead of an spm model"
+    )
     p.add_argument("--layers", default="-1,-2,-3,-4", help="encoder layers, -1 the last")
     p.add_argument("--pooled", action="store_true", help="one pooled [CLS] vector per text")
     p.add_argument("--max_seq_length", type=int, default=128)

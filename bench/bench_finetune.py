@@ -7,7 +7,8 @@ Data: the MRPC and SST-2 samples of tests/data (train + dev rows) at seq 512 and
 with `--spm_model_file` (pass Google's 30k-clean.model for the released lengths) or, by
 default, a SentencePiece model of `--spm_vocab` pieces (ALBERT recipe) trained in the run on the
 demo's corpus (CPython's docs and docstrings) plus the sample rows: the 1,000-piece test fixture
-cuts words into ~2x the pieces a 30k vocabulary does, which would overstate GLUE lengths. Runs alternate (albert_tf, keras-hub, ...) so
+cuts words into ~2x the pieces a 30k vocabulary does, which would overstate GLUE lengths. Runs
+alternate (albert_tf, keras-hub, ...) so
 that drift of a shared machine hits both alike; each figure is the median over the rounds of
 examples/s after one warm-up call. The utilisation is albert_tf's training FLOPs (≈ 3 × the
 forward matmul FLOPs at the lengths it actually ran) per second over the GEMM rate.
@@ -17,6 +18,7 @@ forward matmul FLOPs at the lengths it actually ran) per second over the GEMM ra
 
 Ends with one JSON line per sequence length.
 """
+
 import argparse
 import json
 import os
@@ -30,9 +32,9 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
+import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
-import keras  # noqa: E402
 
 from albert_tf import AlbertConfig  # noqa: E402
 from albert_tf.engine.finetuning import predict_records, records_dataset  # noqa: E402
@@ -51,18 +53,22 @@ def gemm_gflops(n=2048, repeats=10) -> float:
         t0 = time.perf_counter()
         tf.matmul(a, b).numpy()
         best = min(best, time.perf_counter() - t0)
-    return 2 * n ** 3 / best / 1e9
+    return 2 * n**3 / best / 1e9
 
 
 def bench_spm(cache: str, vocab: int) -> str:
     """A `vocab`-piece SentencePiece model (ALBERT recipe) of the demo corpus + the sample rows."""
     from albert_tf.pretraining.demo import demo_documents, write_corpus
     from albert_tf.text.spm_train import train_sentencepiece
+
     corpus = write_corpus([d for _, d in demo_documents()], os.path.join(cache, "corpus.txt"))
     samples = [str(DATA / t / f) for t in ("MRPC", "SST-2") for f in ("train.tsv", "dev.tsv")]
-    return train_sentencepiece([corpus] + [f for f in samples if os.path.exists(f)],
-                               os.path.join(cache, f"bench-{vocab}"), vocab,
-                               hard_vocab_limit=False)
+    return train_sentencepiece(
+        [corpus] + [f for f in samples if os.path.exists(f)],
+        os.path.join(cache, f"bench-{vocab}"),
+        vocab,
+        hard_vocab_limit=False,
+    )
 
 
 def records(seq: int, cache: str, spm_model_file: str, copies: int):
@@ -72,13 +78,16 @@ def records(seq: int, cache: str, spm_model_file: str, copies: int):
     from albert_tf.engine.records import write_records
     from albert_tf.tasks.glue.task import GlueTask, example_to_record
     from albert_tf.text.encoding import TextEncoder
+
     encoder = TextEncoder.from_files(spm_model_file, do_lower_case=True)
     rows = []
     for name in ("mrpc", "sst-2"):
         task = GlueTask(name, str(DATA), encoder, seq, cache)
         labels = task.processor.label_map()
         for split in ("train", "dev"):
-            rows += [example_to_record(e, labels, encoder, seq, False) for e in task.examples(split)]
+            rows += [
+                example_to_record(e, labels, encoder, seq, False) for e in task.examples(split)
+            ]
     spec = GlueTask("mrpc", str(DATA), encoder, seq, cache).spec
     path = os.path.join(cache, f"bench-{seq}.tf_record")
     return path, write_records(path, rows * copies, spec), spec
@@ -95,21 +104,34 @@ def flops_per_example(c: AlbertConfig, lengths) -> float:
 
 def keras_hub_model(c: AlbertConfig):
     import keras_hub
+
     backbone = keras_hub.models.AlbertBackbone(
-        vocabulary_size=c.vocab_size, num_layers=c.num_hidden_layers, num_heads=c.num_attention_heads,
-        embedding_dim=c.embedding_size, hidden_dim=c.hidden_size, intermediate_dim=c.intermediate_size,
-        dropout=0.0, max_sequence_length=c.max_position_embeddings)
+        vocabulary_size=c.vocab_size,
+        num_layers=c.num_hidden_layers,
+        num_heads=c.num_attention_heads,
+        embedding_dim=c.embedding_size,
+        hidden_dim=c.hidden_size,
+        intermediate_dim=c.intermediate_size,
+        dropout=0.0,
+        max_sequence_length=c.max_position_embeddings,
+    )
     model = keras_hub.models.AlbertTextClassifier(backbone, 2, preprocessor=None, dropout=0.0)
-    model.compile(optimizer=keras.optimizers.Adam(1e-5),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(
+        optimizer=keras.optimizers.Adam(1e-5),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     return model
 
 
 def keras_hub_dataset(path, spec, batch, repeat):
     def convert(r):
-        x = {"token_ids": r["input_ids"], "segment_ids": r["segment_ids"],
-             "padding_mask": r["input_mask"] > 0}
+        x = {
+            "token_ids": r["input_ids"],
+            "segment_ids": r["segment_ids"],
+            "padding_mask": r["input_mask"] > 0,
+        }
         return x, tf.reshape(r["label_ids"], [-1])
+
     ds = tf.data.TFRecordDataset(path).map(lambda s: decode(s, spec))
     ds = ds.repeat() if repeat else ds
     return ds.batch(batch, drop_remainder=True).map(convert).prefetch(2)
@@ -122,8 +144,9 @@ def timed(fn):
 
 
 def bench_seq(c, seq, batch, steps, rounds, cache, spm_model_file, copies, padding_free=True):
-    from albert_tf.modeling.padding_free import set_padding_free
     from albert_tf.modeling.finetuning_models import AlbertClassifier
+    from albert_tf.modeling.padding_free import set_padding_free
+
     path, n, spec = records(seq, cache, spm_model_file, copies)
     ours = set_padding_free(AlbertClassifier(c, 2, dropout_prob=0.0), padding_free)
     ours.compile(optimizer=keras.optimizers.Adam(1e-5))
@@ -133,10 +156,14 @@ def bench_seq(c, seq, batch, steps, rounds, cache, spm_model_file, copies, paddi
     taken = list(train_ours.take(steps))
     lengths = [b["input_ids"].shape[1] for b in taken]
     real = [float(np.mean(np.sum(b["input_mask"].numpy() > 0, axis=1))) for b in taken]
-    runs = {"ours_train": (lambda: ours.fit(train_ours, steps_per_epoch=steps, epochs=1, verbose=0)),
-            "hub_train": (lambda: hub.fit(train_hub, steps_per_epoch=steps, epochs=1, verbose=0)),
-            "ours_predict": (lambda: predict_records(ours, path, spec, n, batch, seq_length=seq)),
-            "hub_predict": (lambda: hub.predict(keras_hub_dataset(path, spec, batch, False), verbose=0))}
+    runs = {
+        "ours_train": (lambda: ours.fit(train_ours, steps_per_epoch=steps, epochs=1, verbose=0)),
+        "hub_train": (lambda: hub.fit(train_hub, steps_per_epoch=steps, epochs=1, verbose=0)),
+        "ours_predict": (lambda: predict_records(ours, path, spec, n, batch, seq_length=seq)),
+        "hub_predict": (
+            lambda: hub.predict(keras_hub_dataset(path, spec, batch, False), verbose=0)
+        ),
+    }
     for fn in runs.values():  # warm-up: traces every shape
         fn()
     times = {k: [] for k in runs}
@@ -144,13 +171,18 @@ def bench_seq(c, seq, batch, steps, rounds, cache, spm_model_file, copies, paddi
         for k, fn in runs.items():
             times[k].append(timed(fn))
     med = {k: float(np.median(v)) for k, v in times.items()}
-    return {"seq": seq, "records": n, "padding_free": padding_free,
-            "mean_bucket_length": float(np.mean(lengths)), "mean_real_length": float(np.mean(real)),
-            "albert_tf_train_ex_s": steps * batch / med["ours_train"],
-            "keras_hub_train_ex_s": steps * batch / med["hub_train"],
-            "albert_tf_predict_ex_s": n / med["ours_predict"],
-            "keras_hub_predict_ex_s": n / med["hub_predict"],
-            "train_flops_per_example": flops_per_example(c, real if padding_free else lengths)}
+    return {
+        "seq": seq,
+        "records": n,
+        "padding_free": padding_free,
+        "mean_bucket_length": float(np.mean(lengths)),
+        "mean_real_length": float(np.mean(real)),
+        "albert_tf_train_ex_s": steps * batch / med["ours_train"],
+        "keras_hub_train_ex_s": steps * batch / med["hub_train"],
+        "albert_tf_predict_ex_s": n / med["ours_predict"],
+        "keras_hub_predict_ex_s": n / med["hub_predict"],
+        "train_flops_per_example": flops_per_example(c, real if padding_free else lengths),
+    }
 
 
 def main():
@@ -162,11 +194,18 @@ def main():
     p.add_argument("--steps", type=int, default=None)
     p.add_argument("--rounds", type=int, default=None)
     p.add_argument("--copies", type=int, default=4, help="times the sample rows are repeated")
-    p.add_argument("--nopadding_free", action="store_true",
-                   help="albert_tf computes padded positions too (bucketed only)")
+    p.add_argument(
+        "--nopadding_free",
+        action="store_true",
+        help="albert_tf computes padded positions too (bucketed only)",
+    )
     p.add_argument("--spm_model_file", default=None, help="e.g. a release's 30k-clean.model")
-    p.add_argument("--spm_vocab", type=int, default=8000,
-                   help="pieces of the SentencePiece model trained in the run (no --spm_model_file)")
+    p.add_argument(
+        "--spm_vocab",
+        type=int,
+        default=8000,
+        help="pieces of the SentencePiece model trained in the run (no --spm_model_file)",
+    )
     a = p.parse_args()
     c = AlbertConfig.from_preset(f"albert_{a.shape}_v2", **(QUICK if a.quick else {}))
     steps, rounds = a.steps or (6 if a.quick else 20), a.rounds or (2 if a.quick else 3)
@@ -176,11 +215,21 @@ def main():
     with tempfile.TemporaryDirectory() as cache:
         spm_model_file = a.spm_model_file or bench_spm(cache, a.spm_vocab)
         for seq in map(int, a.seqs.split(",")):
-            r = bench_seq(c, seq, a.batch, steps, rounds, cache, spm_model_file, a.copies,
-                          not a.nopadding_free)
+            r = bench_seq(
+                c,
+                seq,
+                a.batch,
+                steps,
+                rounds,
+                cache,
+                spm_model_file,
+                a.copies,
+                not a.nopadding_free,
+            )
             util = r["albert_tf_train_ex_s"] * r.pop("train_flops_per_example") / (gflops * 1e9)
-            lines.append({"shape": shape, **r, "gemm_gflops": gflops,
-                          "train_flops_utilisation": util})
+            lines.append(
+                {"shape": shape, **r, "gemm_gflops": gflops, "train_flops_utilisation": util}
+            )
     for line in lines:
         print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in line.items()}))
 

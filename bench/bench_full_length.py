@@ -19,6 +19,7 @@ of the same dtype measured in the same process.
 
 Ends with one JSON line per (dtype, mode).
 """
+
 import argparse
 import json
 import os
@@ -31,9 +32,9 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
+import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
-import keras  # noqa: E402
 
 from albert_tf import AlbertConfig  # noqa: E402
 
@@ -52,7 +53,7 @@ def gemm_gflops(dtype: str, n=2048, repeats=10) -> float:
         t0 = time.perf_counter()
         mm().numpy()
         best = min(best, time.perf_counter() - t0)
-    return 2 * n ** 3 / best / 1e9
+    return 2 * n**3 / best / 1e9
 
 
 def forward_flops(c: AlbertConfig, batch: int, seq: int) -> float:
@@ -75,12 +76,20 @@ def inputs(c: AlbertConfig, batch: int, seq: int):
 
 def models(c: AlbertConfig):
     import keras_hub
+
     from albert_tf.modeling.finetuning_models import AlbertClassifier
+
     ours = AlbertClassifier(c, 2, dropout_prob=0.0)
     backbone = keras_hub.models.AlbertBackbone(
-        vocabulary_size=c.vocab_size, num_layers=c.num_hidden_layers, num_heads=c.num_attention_heads,
-        embedding_dim=c.embedding_size, hidden_dim=c.hidden_size, intermediate_dim=c.intermediate_size,
-        dropout=0.0, max_sequence_length=c.max_position_embeddings)
+        vocabulary_size=c.vocab_size,
+        num_layers=c.num_hidden_layers,
+        num_heads=c.num_attention_heads,
+        embedding_dim=c.embedding_size,
+        hidden_dim=c.hidden_size,
+        intermediate_dim=c.intermediate_size,
+        dropout=0.0,
+        max_sequence_length=c.max_position_embeddings,
+    )
     hub = keras_hub.models.AlbertTextClassifier(backbone, 2, preprocessor=None, dropout=0.0)
     return ours, hub
 
@@ -93,8 +102,10 @@ def step_functions(model, x, labels, mode: str, jit: bool = False):
     """A traced callable that runs one predict call or one SGD training step of `model`."""
     loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     if mode == "predict":
-        return tf.function(lambda: tf.reduce_sum(tf.cast(logits_of(model(x, training=False)), tf.float32)),
-                           jit_compile=jit)
+        return tf.function(
+            lambda: tf.reduce_sum(tf.cast(logits_of(model(x, training=False)), tf.float32)),
+            jit_compile=jit,
+        )
     weights = model.trainable_variables
 
     @tf.function(jit_compile=jit)
@@ -105,6 +116,7 @@ def step_functions(model, x, labels, mode: str, jit: bool = False):
         for w, g in zip(weights, grads):
             w.assign_sub(1e-6 * tf.cast(tf.convert_to_tensor(g), w.dtype))
         return loss
+
     return train
 
 
@@ -114,7 +126,9 @@ def op_profile(fn, top: int) -> list:
     import collections
     import glob
     import tempfile
+
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
     with tempfile.TemporaryDirectory() as logdir:
         tf.profiler.experimental.start(logdir)
         fn()
@@ -140,8 +154,10 @@ def bench(c, dtype, mode, batch, seq, calls, rounds, jit=False, profile_top=0):
     try:
         ours, hub = models(c)
         x_ours, x_hub, labels = inputs(c, batch, seq)
-        runs = {"ours": step_functions(ours, x_ours, labels, mode, jit),
-                "hub": step_functions(hub, x_hub, labels, mode, jit)}
+        runs = {
+            "ours": step_functions(ours, x_ours, labels, mode, jit),
+            "hub": step_functions(hub, x_hub, labels, mode, jit),
+        }
         for fn in runs.values():
             fn()
         times = {k: [] for k in runs}
@@ -153,8 +169,11 @@ def bench(c, dtype, mode, batch, seq, calls, rounds, jit=False, profile_top=0):
                 out.numpy()
                 times[k].append((time.perf_counter() - t0) / calls)
         if profile_top:
-            print(f"albert_tf {dtype} {mode}: ms per op type in one call:",
-                  op_profile(runs["ours"], profile_top), flush=True)
+            print(
+                f"albert_tf {dtype} {mode}: ms per op type in one call:",
+                op_profile(runs["ours"], profile_top),
+                flush=True,
+            )
     finally:
         keras.mixed_precision.set_global_policy("float32")
     med = {k: float(np.median(v)) for k, v in times.items()}
@@ -172,8 +191,13 @@ def main():
     p.add_argument("--dtypes", default="float32,bfloat16")
     p.add_argument("--modes", default="predict,train")
     p.add_argument("--jit", action="store_true", help="both models' calls compiled with XLA")
-    p.add_argument("--op_profile", type=int, default=0, metavar="N",
-                   help="also print the N op types albert_tf's call spends most time in")
+    p.add_argument(
+        "--op_profile",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also print the N op types albert_tf's call spends most time in",
+    )
     a = p.parse_args()
     c = AlbertConfig.from_preset(f"albert_{a.shape}_v2", **(QUICK if a.quick else {}))
     calls, rounds = a.calls or (3 if a.quick else 2), a.rounds or (3 if a.quick else 5)
@@ -184,14 +208,28 @@ def main():
         for mode in a.modes.split(","):
             r = bench(c, dtype, mode, a.batch, a.seq, calls, rounds, a.jit, a.op_profile)
             work = forward_flops(c, 1, a.seq) * (3 if mode == "train" else 1)
-            lines.append({"shape": shape, "seq": a.seq, "batch": a.batch, "dtype": dtype, "mode": mode,
-                          "jit": a.jit,
-                          "albert_tf_ex_s": r["ours"], "keras_hub_ex_s": r["hub"],
-                          "ratio": r["ours"] / r["hub"], "gemm_gflops": gflops,
-                          "albert_tf_utilisation": r["ours"] * work / (gflops * 1e9),
-                          "keras_hub_utilisation": r["hub"] * work / (gflops * 1e9)})
-            print(json.dumps({k: round(v, 4) if isinstance(v, float) else v
-                              for k, v in lines[-1].items()}), flush=True)
+            lines.append(
+                {
+                    "shape": shape,
+                    "seq": a.seq,
+                    "batch": a.batch,
+                    "dtype": dtype,
+                    "mode": mode,
+                    "jit": a.jit,
+                    "albert_tf_ex_s": r["ours"],
+                    "keras_hub_ex_s": r["hub"],
+                    "ratio": r["ours"] / r["hub"],
+                    "gemm_gflops": gflops,
+                    "albert_tf_utilisation": r["ours"] * work / (gflops * 1e9),
+                    "keras_hub_utilisation": r["hub"] * work / (gflops * 1e9),
+                }
+            )
+            print(
+                json.dumps(
+                    {k: round(v, 4) if isinstance(v, float) else v for k, v in lines[-1].items()}
+                ),
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

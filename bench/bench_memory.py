@@ -13,6 +13,7 @@ tf.function without XLA; the time is the median of the timed steps after one war
 
 Prints a table and, last, one JSON line per setting.
 """
+
 import argparse
 import json
 import os
@@ -80,8 +81,15 @@ print(json.dumps(out))
 
 
 def run_one(shape, recompute, layers, seq, batch, steps) -> dict:
-    code = _CHILD.format(root=str(ROOT), shape=shape, recompute=recompute, layers=layers,
-                         seq=seq, batch=batch, steps=steps)
+    code = _CHILD.format(
+        root=str(ROOT),
+        shape=shape,
+        recompute=recompute,
+        layers=layers,
+        seq=seq,
+        batch=batch,
+        steps=steps,
+    )
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     if proc.returncode:
@@ -96,7 +104,9 @@ def main():
     p.add_argument("--layers", type=int, default=None, help="default 24 (4 with --quick)")
     p.add_argument("--seq", type=int, default=512)
     p.add_argument("--batch", type=int, default=None, help="default 4 (1 with --quick)")
-    p.add_argument("--steps", type=int, default=None, help="timed steps (default 3, 2 with --quick)")
+    p.add_argument(
+        "--steps", type=int, default=None, help="timed steps (default 3, 2 with --quick)"
+    )
     a = p.parse_args()
     layers = a.layers or (4 if a.quick else 24)
     batch = a.batch or (1 if a.quick else 4)
@@ -108,8 +118,10 @@ def main():
     mem = "gpu_peak_bytes" if "gpu_peak_bytes" in rows[0] else "rss_rise_bytes"
     print(f"{'shape':8} {'recompute':>9} {'step s':>8} {mem + ' MiB':>22} {'peak RSS MiB':>13}")
     for r in rows:
-        print(f"{r['shape']:8} {str(r['recompute_grad']):>9} {r['step_s']:8.2f} "
-              f"{r[mem] / 2**20:22.0f} {r['peak_rss_bytes'] / 2**20:13.0f}")
+        print(
+            f"{r['shape']:8} {str(r['recompute_grad']):>9} {r['step_s']:8.2f} "
+            f"{r[mem] / 2**20:22.0f} {r['peak_rss_bytes'] / 2**20:13.0f}"
+        )
     for r in rows:
         print(json.dumps(r))
 

@@ -9,6 +9,7 @@ the machine may be shared, examples per CPU-second (user + system, all processes
 
     python bench/bench_pretraining_data.py [--sizes 1,2,4] [--workers 1,2] [--dupe 5]
 """
+
 import argparse
 import json
 import os
@@ -54,11 +55,18 @@ def make_corpus(path: pathlib.Path, megabytes: float):
 
 def run_one(inp: pathlib.Path, out: pathlib.Path, workers: int, dupe: int) -> dict:
     """Builds once in a fresh interpreter; returns its JSON line."""
-    code = _CHILD.format(root=str(ROOT), inp=str(inp), out=str(out),
-                         spm=str(FIXTURES / "spm.model"), dupe=dupe, workers=workers)
+    code = _CHILD.format(
+        root=str(ROOT),
+        inp=str(inp),
+        out=str(out),
+        spm=str(FIXTURES / "spm.model"),
+        dupe=dupe,
+        workers=workers,
+    )
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=env, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -77,14 +85,18 @@ def main():
             for workers in (int(w) for w in args.workers.split(",")):
                 r = run_one(inp, tmp / "out.tfrecord", workers, args.dupe)
                 rows.append((mb, workers, r))
-    print(f"{'text MB':>8} {'workers':>7} {'examples':>9} {'wall s':>7} {'examples/s':>10} "
-          f"{'CPU s':>6} {'examples/CPU-s':>14} {'peak RSS main MiB':>17} "
-          f"{'peak RSS worker MiB':>19}")
+    print(
+        f"{'text MB':>8} {'workers':>7} {'examples':>9} {'wall s':>7} {'examples/s':>10} "
+        f"{'CPU s':>6} {'examples/CPU-s':>14} {'peak RSS main MiB':>17} "
+        f"{'peak RSS worker MiB':>19}"
+    )
     for mb, workers, r in rows:
         child = f"{r['child_rss'] / 2**20:.0f}" if workers > 1 else "-"
-        print(f"{mb:>8g} {workers:>7} {r['instances']:>9} {r['wall']:>7.2f} "
-              f"{r['instances'] / r['wall']:>10.0f} {r['cpu']:>6.2f} "
-              f"{r['instances'] / r['cpu']:>14.0f} {r['self_rss'] / 2**20:>17.0f} {child:>19}")
+        print(
+            f"{mb:>8g} {workers:>7} {r['instances']:>9} {r['wall']:>7.2f} "
+            f"{r['instances'] / r['wall']:>10.0f} {r['cpu']:>6.2f} "
+            f"{r['instances'] / r['cpu']:>14.0f} {r['self_rss'] / 2**20:>17.0f} {child:>19}"
+        )
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ loaded, and whether every process wrote the same bytes. Prints tables and one JS
     python bench/bench_tfrecord_writer.py [--mb 3] [--seq 128,512] [--repeats 3]
         [--worker-mb 10] [--worker-repeats 3] [--worker-variants a,b,c]
 """
+
 import argparse
 import contextlib
 import hashlib
@@ -64,7 +65,9 @@ class TFExampleEncoder:
 
     def __init__(self, max_seq_length: int, max_predictions_per_seq: int):
         import tensorflow as tf
+
         from albert_tf.pretraining.writer import FEATURE_NAMES, ExampleSerializer
+
         self.values = ExampleSerializer(max_seq_length, max_predictions_per_seq).values
         self.names, self.train = FEATURE_NAMES, tf.train
 
@@ -107,21 +110,35 @@ class NullWriter:
 
 def _encoder_factory(variant: str, vocab_size: int):
     """(max_seq_length, max_predictions_per_seq) -> the variant's encoder."""
-    from albert_tf.pretraining.writer import ExampleSerializer
     import handwritten_tfrecord as hw
+
+    from albert_tf.pretraining.writer import ExampleSerializer
 
     def handwritten(L, P):
         return hw.ExampleEncoder(L, P, vocab_size)
-    return {"a": handwritten, "b": TFExampleEncoder, "c": ExampleSerializer,
-            "d": handwritten, "null": NullEncoder}[variant]
+
+    return {
+        "a": handwritten,
+        "b": TFExampleEncoder,
+        "c": ExampleSerializer,
+        "d": handwritten,
+        "null": NullEncoder,
+    }[variant]
 
 
 def _writer_factory(variant: str):
     """path -> the variant's record writer."""
-    from albert_tf.pretraining.writer import record_writer
     import handwritten_tfrecord as hw
-    return {"a": hw.FramingWriter, "b": record_writer, "c": record_writer,
-            "d": record_writer, "null": NullWriter}[variant]
+
+    from albert_tf.pretraining.writer import record_writer
+
+    return {
+        "a": hw.FramingWriter,
+        "b": record_writer,
+        "c": record_writer,
+        "d": record_writer,
+        "null": NullWriter,
+    }[variant]
 
 
 def run_round(variant: str, job: dict, out_path: str, instances=None) -> dict:
@@ -132,15 +149,18 @@ def run_round(variant: str, job: dict, out_path: str, instances=None) -> dict:
     that holds the records.
     """
     from albert_tf.pretraining import builder as pt
+
     args = (job["cache_dir"], job["id_code"], 0, 0, job["options"], job["vocab"], out_path)
     with contextlib.ExitStack() as stack:
         w0, c0 = time.perf_counter(), time.process_time()
-        stack.enter_context(mock.patch.object(
-            pt, "ExampleSerializer", _encoder_factory(variant, job["vocab"].size)))
+        stack.enter_context(
+            mock.patch.object(pt, "ExampleSerializer", _encoder_factory(variant, job["vocab"].size))
+        )
         stack.enter_context(mock.patch.object(pt, "record_writer", _writer_factory(variant)))
         if instances is not None:
-            stack.enter_context(mock.patch.object(
-                pt, "iter_round_instances", lambda *a: iter(instances)))
+            stack.enter_context(
+                mock.patch.object(pt, "iter_round_instances", lambda *a: iter(instances))
+            )
         _, counters, _ = pt._round_job(args)
         wall, cpu = time.perf_counter() - w0, time.process_time() - c0
     return {"wall": wall, "cpu": cpu, "instances": counters["instances"], "path": out_path}
@@ -159,19 +179,27 @@ def make_corpus(path: pathlib.Path, megabytes: float):
 def prepare_job(corpus: pathlib.Path, cache_dir: str, seq: int) -> dict:
     """Tokenises `corpus` into a token cache; returns what _round_job needs."""
     from albert_tf.pretraining import builder as pt
-    options = pt.BuilderOptions(max_seq_length=seq, max_predictions_per_seq=20,
-                                dupe_factor=1)
+
+    options = pt.BuilderOptions(max_seq_length=seq, max_predictions_per_seq=20, dupe_factor=1)
     spec = pt.TokenizerSpec(spm_model_file=str(SPM_MODEL))
     vocab = pt.VocabTables.from_tokenizer(pt.load_tokenizer(spec), spm=True)
     info = pt.TokenCache.write(str(corpus), cache_dir, spec, options, vocab.size)
-    return {"cache_dir": cache_dir, "id_code": info["id_typecode"], "options": options,
-            "vocab": vocab, "seq": seq, "corpus_bytes": corpus.stat().st_size}
+    return {
+        "cache_dir": cache_dir,
+        "id_code": info["id_typecode"],
+        "options": options,
+        "vocab": vocab,
+        "seq": seq,
+        "corpus_bytes": corpus.stat().st_size,
+    }
 
 
 def premade_instances(job: dict) -> list:
     """The instances _round_job makes for round 0 of file 0 (same seed)."""
     import random
+
     from albert_tf.pretraining import builder as pt
+
     rng = random.Random(pt.round_seed(job["options"].random_seed, 0, 0))
     cache = pt.TokenCache(job["cache_dir"], job["id_code"])
     try:
@@ -185,8 +213,9 @@ def premade_instances(job: dict) -> list:
 
 def check_equality(job: dict, instances: list, tmp: str) -> dict:
     """Do a, b and c give identical records, parsed Examples and TFRecord files?"""
-    import tensorflow as tf
     import handwritten_tfrecord as hw
+    import tensorflow as tf
+
     L, P, size = job["seq"], job["options"].max_predictions_per_seq, job["vocab"].size
     encoders = {v: _encoder_factory(v, size)(L, P) for v in ("a", "b", "c")}
     recs = {v: [e.encode(i) for i in instances] for v, e in encoders.items()}
@@ -194,10 +223,8 @@ def check_equality(job: dict, instances: list, tmp: str) -> dict:
     out = {}
     for v in ("b", "c"):
         out[f"a_{v}_bytes_equal"] = recs["a"] == recs[v]
-        out[f"a_{v}_parsed_equal"] = all(
-            parse(x) == parse(y) for x, y in zip(recs["a"], recs[v]))
-    out["a_b_parsed_equal_count"] = sum(
-        parse(x) == parse(y) for x, y in zip(recs["a"], recs["b"]))
+        out[f"a_{v}_parsed_equal"] = all(parse(x) == parse(y) for x, y in zip(recs["a"], recs[v]))
+    out["a_b_parsed_equal_count"] = sum(parse(x) == parse(y) for x, y in zip(recs["a"], recs["b"]))
     out["records"] = len(instances)
     # the framing alone: frame_records vs TFRecordWriter over the very same payloads
     path = os.path.join(tmp, "framing.tfrecord")
@@ -206,14 +233,15 @@ def check_equality(job: dict, instances: list, tmp: str) -> dict:
             w.write(r)
     out["framing_bytes_equal"] = pathlib.Path(path).read_bytes() == hw.frame_records(recs["b"])
     # whole builder outputs: the same loop, so the same record order
-    files = {v: run_round(v, job, os.path.join(tmp, f"check_{v}.tfrecord"))["path"]
-             for v in ("a", "b")}
+    files = {
+        v: run_round(v, job, os.path.join(tmp, f"check_{v}.tfrecord"))["path"] for v in ("a", "b")
+    }
     data = {v: pathlib.Path(p).read_bytes() for v, p in files.items()}
     out["output_files_bytes_equal"] = data["a"] == data["b"]
-    read = {v: [parse(r.numpy()) for r in tf.data.TFRecordDataset(p)]
-            for v, p in files.items()}
-    out["output_files_parsed_equal"] = (len(read["a"]) == len(read["b"]) > 0
-                                        and read["a"] == read["b"])
+    read = {v: [parse(r.numpy()) for r in tf.data.TFRecordDataset(p)] for v, p in files.items()}
+    out["output_files_parsed_equal"] = (
+        len(read["a"]) == len(read["b"]) > 0 and read["a"] == read["b"]
+    )
     out["feature_order_a"] = _feature_order(recs["a"][0])
     out["feature_order_b"] = _feature_order(recs["b"][0])
     return out
@@ -222,6 +250,7 @@ def check_equality(job: dict, instances: list, tmp: str) -> dict:
 def _feature_order(record: bytes) -> list:
     """Feature names in the order they appear on the wire (map entries of field 1)."""
     import tensorflow as tf
+
     names = list(tf.train.Example.FromString(record).features.feature)
     return sorted(names, key=lambda n: record.find(n.encode()))
 
@@ -242,7 +271,7 @@ def time_in_process(job: dict, variants: list, repeats: int, tmp: str) -> dict:
         runs[("encode_write", v)] = []
         runs[("e2e", v)] = []
     for rep in range(repeats):
-        order = variants[rep % len(variants):] + variants[:rep % len(variants)]
+        order = variants[rep % len(variants) :] + variants[: rep % len(variants)]
         runs[("make", "null")].append(run_round("null", job, os.path.join(tmp, "null")))
         for v in order:
             out = os.path.join(tmp, f"{v}.tfrecord")
@@ -252,9 +281,16 @@ def time_in_process(job: dict, variants: list, repeats: int, tmp: str) -> dict:
     for key, rs in runs.items():
         if any(r["instances"] != n for r in rs):
             raise RuntimeError(f"{key}: instance count differs from the pre-made {n}")
-    return {"instances": n, "runs": {f"{k[0]}/{k[1]}": {
-        "wall": spread([r["wall"] for r in rs]), "cpu": spread([r["cpu"] for r in rs])}
-        for k, rs in runs.items()}}
+    return {
+        "instances": n,
+        "runs": {
+            f"{k[0]}/{k[1]}": {
+                "wall": spread([r["wall"] for r in rs]),
+                "cpu": spread([r["cpu"] for r in rs]),
+            }
+            for k, rs in runs.items()
+        },
+    }
 
 
 # --------------------------------------------------------------------------- worker processes
@@ -265,29 +301,48 @@ def worker_child(variant: str, job_file: str, out_path: str):
     variants), then one round; prints a JSON line of times and peak RSS."""
     w0, c0 = time.perf_counter(), time.process_time()
     import albert_tf.pretraining.builder  # noqa: F401  (what a worker imports)
-    base = {"import_s": time.perf_counter() - w0, "import_cpu": time.process_time() - c0,
-            "rss_after_import": _peak_rss()}
+
+    base = {
+        "import_s": time.perf_counter() - w0,
+        "import_cpu": time.process_time() - c0,
+        "rss_after_import": _peak_rss(),
+    }
     tf_import = {"tf_import_s": 0.0, "tf_import_cpu": 0.0}
     if USES_TF[variant]:
         w1, c1 = time.perf_counter(), time.process_time()
         import tensorflow  # noqa: F401
-        tf_import = {"tf_import_s": time.perf_counter() - w1,
-                     "tf_import_cpu": time.process_time() - c1}
+
+        tf_import = {
+            "tf_import_s": time.perf_counter() - w1,
+            "tf_import_cpu": time.process_time() - c1,
+        }
     after = _peak_rss()
     with open(job_file, "rb") as f:
         job = pickle.load(f)
     r = run_round(variant, job, out_path)
     digest = hashlib.sha256(pathlib.Path(out_path).read_bytes()).hexdigest()
-    print(json.dumps({**base, **tf_import, "rss_after_imports": after, "sha256": digest,
-                      "round_s": r["wall"], "round_cpu": r["cpu"],
-                      "instances": r["instances"], "peak_rss": _peak_rss(),
-                      "tf_loaded": "tensorflow" in sys.modules}))
+    print(
+        json.dumps(
+            {
+                **base,
+                **tf_import,
+                "rss_after_imports": after,
+                "sha256": digest,
+                "round_s": r["wall"],
+                "round_cpu": r["cpu"],
+                "instances": r["instances"],
+                "peak_rss": _peak_rss(),
+                "tf_loaded": "tensorflow" in sys.modules,
+            }
+        )
+    )
 
 
 def _peak_rss() -> int:
     """Peak RSS of this process image in bytes (VmHWM: unlike ru_maxrss, kept across exec
     on Linux, it does not inherit the parent's high-water mark)."""
     from albert_tf.pretraining.builder import peak_rss_bytes
+
     return peak_rss_bytes()
 
 
@@ -298,11 +353,21 @@ def time_workers(job: dict, variants: list, repeats: int, tmp: str) -> dict:
         pickle.dump({k: job[k] for k in ("cache_dir", "id_code", "options", "vocab")}, f)
     results: dict = {v: [] for v in variants}
     for rep in range(repeats):
-        for v in variants[rep % len(variants):] + variants[:rep % len(variants)]:
+        for v in variants[rep % len(variants) :] + variants[: rep % len(variants)]:
             proc = subprocess.run(
-                [sys.executable, __file__, "--worker-child", v, job_file,
-                 os.path.join(tmp, f"worker_{v}.tfrecord")],
-                capture_output=True, text=True, check=True, env=dict(os.environ))
+                [
+                    sys.executable,
+                    __file__,
+                    "--worker-child",
+                    v,
+                    job_file,
+                    os.path.join(tmp, f"worker_{v}.tfrecord"),
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+                env=dict(os.environ),
+            )
             results[v].append(json.loads(proc.stdout.strip().splitlines()[-1]))
     summary = {}
     for v, rs in results.items():
@@ -328,18 +393,26 @@ def _fmt(s: dict) -> str:
 
 def print_seq_table(seq: int, res: dict, variants: list):
     n, runs = res["instances"], res["runs"]
-    print(f"\nmax_seq_length {seq}, max_predictions 20: {n} instances per round; "
-          f"seconds as median [min-max], wall / process CPU")
+    print(
+        f"\nmax_seq_length {seq}, max_predictions 20: {n} instances per round; "
+        f"seconds as median [min-max], wall / process CPU"
+    )
     make = runs["make/null"]
-    print(f"  instance making alone (all variants): wall {_fmt(make['wall'])}  "
-          f"cpu {_fmt(make['cpu'])}")
-    print(f"  {'variant':<60} {'enc+write wall':>22} {'enc+write cpu':>22} "
-          f"{'e2e wall':>22} {'e2e cpu':>22} {'e2e ex/s':>9} {'ex/CPU-s':>9}")
+    print(
+        f"  instance making alone (all variants): wall {_fmt(make['wall'])}  "
+        f"cpu {_fmt(make['cpu'])}"
+    )
+    print(
+        f"  {'variant':<60} {'enc+write wall':>22} {'enc+write cpu':>22} "
+        f"{'e2e wall':>22} {'e2e cpu':>22} {'e2e ex/s':>9} {'ex/CPU-s':>9}"
+    )
     for v in variants:
         ew, ee = runs[f"encode_write/{v}"], runs[f"e2e/{v}"]
-        print(f"  {v + ' ' + VARIANTS[v]:<60} {_fmt(ew['wall']):>22} {_fmt(ew['cpu']):>22} "
-              f"{_fmt(ee['wall']):>22} {_fmt(ee['cpu']):>22} "
-              f"{n / ee['wall']['median']:>9.0f} {n / ee['cpu']['median']:>9.0f}")
+        print(
+            f"  {v + ' ' + VARIANTS[v]:<60} {_fmt(ew['wall']):>22} {_fmt(ew['cpu']):>22} "
+            f"{_fmt(ee['wall']):>22} {_fmt(ee['cpu']):>22} "
+            f"{n / ee['wall']['median']:>9.0f} {n / ee['cpu']['median']:>9.0f}"
+        )
 
 
 def ratios(res: dict, variants: list) -> dict:
@@ -349,28 +422,39 @@ def ratios(res: dict, variants: list) -> dict:
     for v in variants:
         if v != "a":
             for clock in ("wall", "cpu"):
-                out[f"a_over_{v}_{clock}"] = (runs[f"e2e/{v}"][clock]["median"]
-                                              / runs["e2e/a"][clock]["median"])
+                out[f"a_over_{v}_{clock}"] = (
+                    runs[f"e2e/{v}"][clock]["median"] / runs["e2e/a"][clock]["median"]
+                )
     return out
 
 
 def print_worker_table(mb: float, seq: int, summary: dict):
-    print(f"\none builder worker in a fresh process, one round over {mb:g} MB "
-          f"(seq {seq}); medians, wall / process CPU seconds")
-    print(f"  {'variant':<60} {'import':>6} {'TF import':>15} {'round':>13} "
-          f"{'total':>13} {'ex/s':>6} {'ex/CPU-s':>8} {'RSS after imports MiB':>21} "
-          f"{'peak RSS MiB':>12}")
+    print(
+        f"\none builder worker in a fresh process, one round over {mb:g} MB "
+        f"(seq {seq}); medians, wall / process CPU seconds"
+    )
+    print(
+        f"  {'variant':<60} {'import':>6} {'TF import':>15} {'round':>13} "
+        f"{'total':>13} {'ex/s':>6} {'ex/CPU-s':>8} {'RSS after imports MiB':>21} "
+        f"{'peak RSS MiB':>12}"
+    )
     for v, s in summary.items():
         tot, cpu = s["total_s"]["median"], s["total_cpu"]["median"]
-        print(f"  {v + ' ' + VARIANTS[v]:<60} {s['import_s']:>6.2f} "
-              f"{s['tf_import_s']:>7.2f} / {s['tf_import_cpu']:>5.2f} "
-              f"{s['round_s']:>5.2f} / {s['round_cpu']:>5.2f} {tot:>5.2f} / {cpu:>5.2f} "
-              f"{s['instances'] / tot:>6.0f} {s['instances'] / cpu:>8.0f} "
-              f"{s['rss_after_imports'] / 2**20:>21.0f} {s['peak_rss'] / 2**20:>12.0f}")
-    print("  TensorFlow loaded in the worker after its round: "
-          + ", ".join(f"{v} {s['tf_loaded']}" for v, s in summary.items()))
-    print("  same output bytes in every process: "
-          + ", ".join(f"{v} {s['same_bytes_every_process']}" for v, s in summary.items()))
+        print(
+            f"  {v + ' ' + VARIANTS[v]:<60} {s['import_s']:>6.2f} "
+            f"{s['tf_import_s']:>7.2f} / {s['tf_import_cpu']:>5.2f} "
+            f"{s['round_s']:>5.2f} / {s['round_cpu']:>5.2f} {tot:>5.2f} / {cpu:>5.2f} "
+            f"{s['instances'] / tot:>6.0f} {s['instances'] / cpu:>8.0f} "
+            f"{s['rss_after_imports'] / 2**20:>21.0f} {s['peak_rss'] / 2**20:>12.0f}"
+        )
+    print(
+        "  TensorFlow loaded in the worker after its round: "
+        + ", ".join(f"{v} {s['tf_loaded']}" for v, s in summary.items())
+    )
+    print(
+        "  same output bytes in every process: "
+        + ", ".join(f"{v} {s['same_bytes_every_process']}" for v, s in summary.items())
+    )
 
 
 def main():
@@ -405,15 +489,24 @@ def _variant_list(spec: str, flag: str) -> list:
     out = [v.strip() for v in spec.split(",") if v.strip()]
     bad = [v for v in out if v not in VARIANTS]
     if bad or not out:
-        raise SystemExit(f"{flag}: unknown variant(s) {bad or spec!r}; choose from "
-                         f"{','.join(VARIANTS)}")
+        raise SystemExit(
+            f"{flag}: unknown variant(s) {bad or spec!r}; choose from {','.join(VARIANTS)}"
+        )
     return out
 
 
 def _require_same_records(seq: int, checks: dict):
     """The timings compare like with like only if every path writes the same Examples."""
-    failed = [k for k in ("a_b_parsed_equal", "a_c_parsed_equal", "framing_bytes_equal",
-                          "output_files_parsed_equal") if not checks[k]]
+    failed = [
+        k
+        for k in (
+            "a_b_parsed_equal",
+            "a_c_parsed_equal",
+            "framing_bytes_equal",
+            "output_files_parsed_equal",
+        )
+        if not checks[k]
+    ]
     if failed:
         raise SystemExit(f"seq {seq}: the variants' records differ ({', '.join(failed)})")
 
@@ -421,14 +514,24 @@ def _require_same_records(seq: int, checks: dict):
 def run_all(args, variants: list, worker_variants: list) -> dict:
     """Runs every section, prints the tables, returns the figures."""
     from google.protobuf.internal import api_implementation
+
     w0 = time.perf_counter()
     import tensorflow as tf
-    figures = {"protobuf_backend": api_implementation.Type(), "tensorflow": tf.__version__,
-               "main_process_tf_import_s": time.perf_counter() - w0,
-               "load_average_start": os.getloadavg(), "corpus": str(CORPUS),
-               "mb": args.mb, "repeats": args.repeats, "seq": {}}
-    print(f"protobuf backend: {figures['protobuf_backend']}; tensorflow {tf.__version__}; "
-          f"load average {figures['load_average_start']}")
+
+    figures = {
+        "protobuf_backend": api_implementation.Type(),
+        "tensorflow": tf.__version__,
+        "main_process_tf_import_s": time.perf_counter() - w0,
+        "load_average_start": os.getloadavg(),
+        "corpus": str(CORPUS),
+        "mb": args.mb,
+        "repeats": args.repeats,
+        "seq": {},
+    }
+    print(
+        f"protobuf backend: {figures['protobuf_backend']}; tensorflow {tf.__version__}; "
+        f"load average {figures['load_average_start']}"
+    )
     with tempfile.TemporaryDirectory(prefix="bench_tfrecord_") as tmp:
         corpus = pathlib.Path(tmp) / "corpus.txt"
         make_corpus(corpus, args.mb)
@@ -437,13 +540,17 @@ def run_all(args, variants: list, worker_variants: list) -> dict:
             checks = check_equality(job, premade_instances(job)[:500], tmp)
             res = time_in_process(job, variants, args.repeats, tmp)
             print_seq_table(seq, res, variants)
-            print(f"  a/b records: bytes equal {checks['a_b_bytes_equal']}, parsed equal "
-                  f"{checks['a_b_parsed_equal']}; framing bytes equal "
-                  f"{checks['framing_bytes_equal']}; output files bytes equal "
-                  f"{checks['output_files_bytes_equal']}, parsed equal "
-                  f"{checks['output_files_parsed_equal']}")
-            print(f"  feature order on the wire: a {checks['feature_order_a']}, "
-                  f"b {checks['feature_order_b']}")
+            print(
+                f"  a/b records: bytes equal {checks['a_b_bytes_equal']}, parsed equal "
+                f"{checks['a_b_parsed_equal']}; framing bytes equal "
+                f"{checks['framing_bytes_equal']}; output files bytes equal "
+                f"{checks['output_files_bytes_equal']}, parsed equal "
+                f"{checks['output_files_parsed_equal']}"
+            )
+            print(
+                f"  feature order on the wire: a {checks['feature_order_a']}, "
+                f"b {checks['feature_order_b']}"
+            )
             _require_same_records(seq, checks)
             r = ratios(res, variants)
             print("  end-to-end speed ratios: " + ", ".join(f"{k} {x:.2f}" for k, x in r.items()))
@@ -454,8 +561,12 @@ def run_all(args, variants: list, worker_variants: list) -> dict:
             job = prepare_job(wcorpus, os.path.join(tmp, "worker_cache"), args.worker_seq)
             summary = time_workers(job, worker_variants, args.worker_repeats, tmp)
             print_worker_table(args.worker_mb, args.worker_seq, summary)
-            figures["workers"] = {"mb": args.worker_mb, "seq": args.worker_seq,
-                                  "repeats": args.worker_repeats, "variants": summary}
+            figures["workers"] = {
+                "mb": args.worker_mb,
+                "seq": args.worker_seq,
+                "repeats": args.worker_repeats,
+                "variants": summary,
+            }
     figures["load_average_end"] = os.getloadavg()
     return figures
 

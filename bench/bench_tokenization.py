@@ -7,6 +7,7 @@ then tokenization to ids. Prints figures only (best of --repeats). --baseline ti
 in-graph tokenizer of GIT_REF and this tree's in alternate rounds in one process (their ids
 checked equal first) and prints the ratio: on a shared machine the ratio is the stable figure.
 """
+
 import argparse
 import importlib.util
 import os
@@ -35,6 +36,7 @@ def load_lines(mb: float) -> list:
 
 # ----- a re-creation of Google's pipeline, from the description of its behaviour
 
+
 def google_preprocess(text: str, lower: bool) -> str:
     """Whitespace collapse, NFKD, per-character combining filter, optional lowercase."""
     out = " ".join(text.strip().split())
@@ -49,8 +51,9 @@ def google_encode_pieces(sp, text: str) -> list:
     new_pieces = []
     for piece in pieces:
         if len(piece) > 1 and piece[-1] == "," and piece[-2].isdigit():
-            cur = sp.EncodeAsPieces(piece[:-1].encode("utf-8").replace(
-                UNDERLINE.encode("utf-8"), b""))
+            cur = sp.EncodeAsPieces(
+                piece[:-1].encode("utf-8").replace(UNDERLINE.encode("utf-8"), b"")
+            )
             cur.append(piece[-1])
             new_pieces.extend(cur)
         else:
@@ -70,9 +73,11 @@ def google_ids(sp, lines) -> int:
 
 # ----- this package
 
+
 def python_path(tok, lines) -> int:
     """preprocess_text + tokenize + convert_tokens_to_ids per line (the builders' usage)."""
     from albert_tf.text.normalization import preprocess_text
+
     n = 0
     for line in lines:
         n += len(tok.convert_tokens_to_ids(tok.tokenize(preprocess_text(line, lower=True))))
@@ -82,15 +87,17 @@ def python_path(tok, lines) -> int:
 def python_encode(tok, lines) -> int:
     """preprocess_text + encode (ids directly) per line."""
     from albert_tf.text.normalization import preprocess_text
+
     return sum(len(tok.encode(preprocess_text(line, lower=True))) for line in lines)
 
 
 def python_batch(tok, lines, batch) -> int:
     """preprocess_text per line + encode_batch per chunk of lines."""
     from albert_tf.text.normalization import preprocess_text
+
     n = 0
     for i in range(0, len(lines), batch):
-        chunk = [preprocess_text(l, lower=True) for l in lines[i:i + batch]]
+        chunk = [preprocess_text(l, lower=True) for l in lines[i : i + batch]]
         n += sum(map(len, tok.encode_batch(chunk)))
     return n
 
@@ -118,7 +125,10 @@ def load_baseline(ref: str):
     """GraphTokenizer of albert_tf/text/graph_tokenizer.py as it is at git ref."""
     src = subprocess.run(
         ["git", "-C", str(ROOT), "show", f"{ref}:albert_tf/text/graph_tokenizer.py"],
-        capture_output=True, text=True, check=True).stdout
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     path = pathlib.Path(tempfile.mkdtemp()) / "baseline_graph_tokenizer.py"
     path.write_text(src, encoding="utf-8")
     spec = importlib.util.spec_from_file_location("baseline_graph_tokenizer", path)
@@ -130,10 +140,14 @@ def load_baseline(ref: str):
 def compare(args, batches):
     """Baseline vs this tree's graph tokenizer, alternate rounds; prints bests and the ratio."""
     import tensorflow as tf
+
     from albert_tf.text.graph_tokenizer import GraphTokenizer
+
     spec = [tf.TensorSpec([None], tf.string)]
-    fns = {f"graph @ {args.baseline}": load_baseline(args.baseline)(args.model),
-           "graph @ this tree": GraphTokenizer(args.model)}
+    fns = {
+        f"graph @ {args.baseline}": load_baseline(args.baseline)(args.model),
+        "graph @ this tree": GraphTokenizer(args.model),
+    }
     fns = {k: tf.function(g.tokenize, input_signature=spec) for k, g in fns.items()}
     old, new = fns.values()
     for b in batches:
@@ -145,11 +159,15 @@ def compare(args, batches):
             pieces = graph_path(fn, batches)
             rates[name].append(pieces / (time.perf_counter() - t0))
     for name, r in rates.items():
-        print(f"{name:<44s} {max(r) / 1e6:6.2f} M pieces/s best, "
-              f"{statistics.median(r) / 1e6:.2f} median  ({pieces} pieces)")
+        print(
+            f"{name:<44s} {max(r) / 1e6:6.2f} M pieces/s best, "
+            f"{statistics.median(r) / 1e6:.2f} median  ({pieces} pieces)"
+        )
     old_r, new_r = rates.values()
-    print(f"this tree / baseline: {max(new_r) / max(old_r):.2f}x best to best, "
-          f"{statistics.median(n / o for n, o in zip(new_r, old_r)):.2f}x median of rounds")
+    print(
+        f"this tree / baseline: {max(new_r) / max(old_r):.2f}x best to best, "
+        f"{statistics.median(n / o for n, o in zip(new_r, old_r)):.2f}x median of rounds"
+    )
 
 
 def main():
@@ -164,39 +182,61 @@ def main():
     args = ap.parse_args()
 
     import sentencepiece as spm
+
     from albert_tf.text.tokenization import FullTokenizer
+
     lines = load_lines(args.mb)
     mb = sum(len(l.encode("utf-8")) + 1 for l in lines) / 1e6
     print(f"{len(lines)} lines, {mb:.2f} MB, model {args.model}, {os.cpu_count()} CPUs")
     import tensorflow as tf
-    batches = [tf.constant(lines[i:i + args.batch]) for i in range(0, len(lines), args.batch)]
+
+    batches = [tf.constant(lines[i : i + args.batch]) for i in range(0, len(lines), args.batch)]
     if args.baseline:
         return compare(args, batches)
     google = None
     if not args.graph_only:
         sp = spm.SentencePieceProcessor(model_file=args.model)
         tok = FullTokenizer(spm_model_file=args.model)
-        google = timed("Google's pipeline (re-creation)", lambda: google_ids(sp, lines),
-                       args.repeats)
-        py = timed("Python: tokenize + convert_tokens_to_ids", lambda: python_path(tok, lines),
-                   args.repeats)
+        google = timed(
+            "Google's pipeline (re-creation)", lambda: google_ids(sp, lines), args.repeats
+        )
+        py = timed(
+            "Python: tokenize + convert_tokens_to_ids",
+            lambda: python_path(tok, lines),
+            args.repeats,
+        )
         timed("Python: encode", lambda: python_encode(tok, lines), args.repeats)
-        timed(f"Python: encode_batch ({args.batch} lines)",
-              lambda: python_batch(tok, lines, args.batch), args.repeats)
+        timed(
+            f"Python: encode_batch ({args.batch} lines)",
+            lambda: python_batch(tok, lines, args.batch),
+            args.repeats,
+        )
 
     from albert_tf.text.graph_tokenizer import GraphTokenizer
+
     g = GraphTokenizer(args.model)
     fn = tf.function(g.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
     fn(batches[0])
-    graph = timed(f"graph: batched ({args.batch} lines), with preprocess",
-                  lambda: graph_path(fn, batches), args.repeats)
-    ds = (tf.data.Dataset.from_tensor_slices(lines).batch(args.batch)
-          .map(lambda b: g.tokenize(b).flat_values, num_parallel_calls=tf.data.AUTOTUNE))
-    graph_ds = timed(f"graph: tf.data batched ({args.batch}), parallel map",
-                     lambda: sum(int(x.shape[0]) for x in ds), args.repeats)
+    graph = timed(
+        f"graph: batched ({args.batch} lines), with preprocess",
+        lambda: graph_path(fn, batches),
+        args.repeats,
+    )
+    ds = (
+        tf.data.Dataset.from_tensor_slices(lines)
+        .batch(args.batch)
+        .map(lambda b: g.tokenize(b).flat_values, num_parallel_calls=tf.data.AUTOTUNE)
+    )
+    graph_ds = timed(
+        f"graph: tf.data batched ({args.batch}), parallel map",
+        lambda: sum(int(x.shape[0]) for x in ds),
+        args.repeats,
+    )
     if google:
-        print(f"ratios vs Google's: Python {py / google:.2f}x, graph {graph / google:.2f}x, "
-              f"graph via tf.data {graph_ds / google:.2f}x")
+        print(
+            f"ratios vs Google's: Python {py / google:.2f}x, graph {graph / google:.2f}x, "
+            f"graph via tf.data {graph_ds / google:.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ as they were until issue 13 replaced them with tf.train.Example + tf.io.TFRecord
 (albert_tf/pretraining/writer.py). Kept here only so that bench_tfrecord_writer.py can
 re-measure that decision; nothing in albert_tf uses it.
 """
+
 import struct
 from typing import Sequence
 
@@ -55,10 +56,15 @@ class ExampleEncoder:
         prefix = self._prefixes.get(key)
         if prefix is None:
             kind = b"\x12" if name == "masked_lm_weights" else b"\x1a"  # float / int64 list
-            values = b"\x0a" + _varint(size)                  # packed `value` field
+            values = b"\x0a" + _varint(size)  # packed `value` field
             feature = kind + _varint(len(values) + size)
-            entry = (_ld(b"\x0a", name.encode()) + b"\x12"
-                     + _varint(len(feature) + len(values) + size) + feature + values)
+            entry = (
+                _ld(b"\x0a", name.encode())
+                + b"\x12"
+                + _varint(len(feature) + len(values) + size)
+                + feature
+                + values
+            )
             prefix = b"\x0a" + _varint(len(entry) + size) + entry
             self._prefixes[key] = prefix
         return prefix
@@ -74,17 +80,21 @@ class ExampleEncoder:
         if n > L or k > P:
             raise ValueError(f"instance of {n} tokens / {k} predictions exceeds {L} / {P}")
         pad, ppad = b"\x00" * (L - n), b"\x00" * (P - k)
-        features = b"".join((
-            field("input_ids", b"".join([table[t] for t in inst.input_ids]) + pad),
-            field("input_mask", b"\x01" * n + pad),
-            field("segment_ids", b"\x00" * (inst.len_a + 2) + b"\x01" * (inst.len_b + 1) + pad),
-            field("token_boundary", bytes(inst.token_boundary) + pad),
-            field("masked_lm_positions",
-                  b"".join([table[p] for p in inst.masked_lm_positions]) + ppad),
-            field("masked_lm_ids", b"".join([table[t] for t in inst.masked_lm_ids]) + ppad),
-            field("masked_lm_weights", _ONE_F32 * k + _ZERO_F32 * (P - k)),
-            field("next_sentence_labels", table[inst.next_sentence_label]),
-        ))
+        features = b"".join(
+            (
+                field("input_ids", b"".join([table[t] for t in inst.input_ids]) + pad),
+                field("input_mask", b"\x01" * n + pad),
+                field("segment_ids", b"\x00" * (inst.len_a + 2) + b"\x01" * (inst.len_b + 1) + pad),
+                field("token_boundary", bytes(inst.token_boundary) + pad),
+                field(
+                    "masked_lm_positions",
+                    b"".join([table[p] for p in inst.masked_lm_positions]) + ppad,
+                ),
+                field("masked_lm_ids", b"".join([table[t] for t in inst.masked_lm_ids]) + ppad),
+                field("masked_lm_weights", _ONE_F32 * k + _ZERO_F32 * (P - k)),
+                field("next_sentence_labels", table[inst.next_sentence_label]),
+            )
+        )
         return b"\x0a" + _varint(len(features)) + features
 
 
@@ -117,8 +127,9 @@ def crc32c_many(records: Sequence[bytes]) -> list:
     if width:
         rows = b"".join(records[i].ljust(width, b"\x00") for i in order)
         cols = np.frombuffer(rows, dtype=np.uint8).reshape(len(records), width).T.copy()
-        active = len(records) - np.searchsorted(lengths[order][::-1], np.arange(width),
-                                                side="right")
+        active = len(records) - np.searchsorted(
+            lengths[order][::-1], np.arange(width), side="right"
+        )
         table, c = _CRC_TABLE, crc
         for j in range(width):
             a = int(active[j])

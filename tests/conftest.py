@@ -2,10 +2,10 @@
 
 Tests read only what the repository carries (tests/data), so they pass on a fresh clone.
 """
+
 import os
 
 import pytest
-
 from repo_paths import DATA, FIXTURES
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
@@ -31,8 +31,7 @@ def _hypothesis_profiles():
         from hypothesis import settings
     except ImportError:  # hypothesis is a test extra; only test_properties.py needs it
         return
-    settings.register_profile("ci", derandomize=True, deadline=None, database=None,
-                              print_blob=True)
+    settings.register_profile("ci", derandomize=True, deadline=None, database=None, print_blob=True)
     settings.register_profile("explore", deadline=None)
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
@@ -45,6 +44,7 @@ def ram_bucket(tmp_path, monkeypatch):
     """A fresh ram:// 'bucket', with the working folder an empty local folder that must stay
     empty: a run whose paths are all remote writes nothing under the working folder."""
     from ramfs import new_bucket
+
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     monkeypatch.chdir(cwd)

@@ -3,13 +3,14 @@
 Written from the layout in Google's checkpoints (not from albert_tf's layers): layer i uses
 group int(i / L * G), runs that group's inner groups in order; post-LN blocks; tanh GELU.
 """
+
 import math
 
 import numpy as np
 
 
 def gelu(x):
-    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
 
 
 def layer_norm(x, gamma, beta, eps=1e-12):
@@ -51,11 +52,17 @@ def forward(w, cfg, input_ids, input_mask, segment_ids, attention_group=None, ff
             s = np.exp(s - s.max(-1, keepdims=True))
             p = s / s.sum(-1, keepdims=True)
             ctx = (p @ v).transpose(0, 2, 1, 3).reshape(B, T, H)
-            a = layer_norm(x + dense(ctx, pa + "attention_1/output/dense/"),
-                           w[pa + "LayerNorm/gamma"], w[pa + "LayerNorm/beta"])
+            a = layer_norm(
+                x + dense(ctx, pa + "attention_1/output/dense/"),
+                w[pa + "LayerNorm/gamma"],
+                w[pa + "LayerNorm/beta"],
+            )
             h = gelu(dense(a, pf + "ffn_1/intermediate/dense/"))
-            x = layer_norm(a + dense(h, pf + "ffn_1/intermediate/output/dense/"),
-                           w[pf + "LayerNorm_1/gamma"], w[pf + "LayerNorm_1/beta"])
+            x = layer_norm(
+                a + dense(h, pf + "ffn_1/intermediate/output/dense/"),
+                w[pf + "LayerNorm_1/gamma"],
+                w[pf + "LayerNorm_1/beta"],
+            )
             outs.append(x)
     pooled = np.tanh(x[:, 0] @ w["bert/pooler/dense/kernel"] + w["bert/pooler/dense/bias"])
     return outs, pooled

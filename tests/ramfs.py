@@ -2,6 +2,7 @@
 
 ram:// lives in one process: tests that use it run the drivers in-process (`main(argv)`).
 """
+
 import os
 import uuid
 
@@ -41,7 +42,10 @@ def tree(remote) -> list:
     left out.)"""
     found = []
     for root, _, files in tf.io.gfile.walk(remote):
-        rel = root[len(remote):].strip("/")
-        found += [f"{rel}/{f}" if rel else f for f in files
-                  if tf.io.gfile.exists(f"{root.rstrip('/')}/{f}")]
+        rel = root[len(remote) :].strip("/")
+        found += [
+            f"{rel}/{f}" if rel else f
+            for f in files
+            if tf.io.gfile.exists(f"{root.rstrip('/')}/{f}")
+        ]
     return sorted(found)

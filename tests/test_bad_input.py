@@ -7,6 +7,7 @@ line" means here: among the lines Python writes to stderr, exactly one starts wi
 it is the last, and every other line is an absl/TF log line (the strategy's INFO line may come
 first); no "Traceback", no usage text. TensorFlow's C++ start-up lines do not count.
 """
+
 import json
 import os
 import re
@@ -28,18 +29,28 @@ def files(tmp_path_factory, fixtures_dir, data_dir):
     d = tmp_path_factory.mktemp("bad_input")
     tiny = fixtures_dir / "albert_tiny"
     good = json.loads((tiny / "albert_config.json").read_text())
-    f = {"d": d, "config": tiny / "albert_config.json", "ckpt": tiny / "model.ckpt-best",
-         "spm": fixtures_dir / "spm.model", "data": data_dir,
-         "tfrecord": fixtures_dir / "pretraining.tfrecord", "corpus": fixtures_dir / "corpus.txt",
-         "squad": data_dir / "squad" / "v1.1" / "squad.json"}
+    f = {
+        "d": d,
+        "config": tiny / "albert_config.json",
+        "ckpt": tiny / "model.ckpt-best",
+        "spm": fixtures_dir / "spm.model",
+        "data": data_dir,
+        "tfrecord": fixtures_dir / "pretraining.tfrecord",
+        "corpus": fixtures_dir / "corpus.txt",
+        "squad": data_dir / "squad" / "v1.1" / "squad.json",
+    }
 
     def config(name, **changes):
         path = d / f"{name}.json"
         path.write_text(json.dumps({**good, **changes}))
         return path
+
     f["typo_config"] = d / "typo.json"
-    f["typo_config"].write_text(json.dumps({**{k: v for k, v in good.items() if k != "num_hidden_layers"},
-                                            "num_hidden_layer": 4}))
+    f["typo_config"].write_text(
+        json.dumps(
+            {**{k: v for k, v in good.items() if k != "num_hidden_layers"}, "num_hidden_layer": 4}
+        )
+    )
     f["wide_config"] = config("wide", hidden_size=64, intermediate_size=128)
     f["grouped_config"] = config("grouped", num_hidden_groups=2)
     f["small_vocab_config"] = config("small_vocab", vocab_size=500)
@@ -76,10 +87,15 @@ def files(tmp_path_factory, fixtures_dir, data_dir):
         elif train_lines is not None:
             (folder / "train.tsv").write_text("".join(train_lines))
         return d / name
+
     f["glue_no_train"] = glue("glue_no_train")
     f["glue_short_row"] = glue("glue_short_row", sst[:2] + ["no label column here\n"] + sst[3:])
-    f["glue_bad_label"] = glue("glue_bad_label", sst[:3] + [sst[3].rsplit("\t", 1)[0] + "\tpositive\n"])
-    f["glue_latin1"] = glue("glue_latin1", raw="".join(sst[:4]).encode() + "tr\xe8s bien\t1\n".encode("latin-1"))
+    f["glue_bad_label"] = glue(
+        "glue_bad_label", sst[:3] + [sst[3].rsplit("\t", 1)[0] + "\tpositive\n"]
+    )
+    f["glue_latin1"] = glue(
+        "glue_latin1", raw="".join(sst[:4]).encode() + "tr\xe8s bien\t1\n".encode("latin-1")
+    )
     f["glue_empty"] = glue("glue_empty", sst[:1])
 
     def own(name, train, dev="text,label\nfine,pos\n", ext=".csv"):
@@ -88,12 +104,16 @@ def files(tmp_path_factory, fixtures_dir, data_dir):
         (folder / f"train{ext}").write_text(train)
         (folder / f"dev{ext}").write_text(dev)
         return folder
+
     f["own_no_column"] = own("own_no_column", "sentence,label\ngood,pos\nbad,neg\n")
     f["own_empty"] = own("own_empty", "")
     f["own_header_only"] = own("own_header_only", "text,label\n")
-    f["own_unseen_dev_label"] = own("own_unseen_dev_label", "text,label\ngood,pos\nbad,neg\n",
-                                    "text,label\nso so,neutral\n")
-    f["own_bad_jsonl"] = own("own_bad_jsonl", '{"text": "a", "label": 1}\n{"text": "b"}\n', "", ".jsonl")
+    f["own_unseen_dev_label"] = own(
+        "own_unseen_dev_label", "text,label\ngood,pos\nbad,neg\n", "text,label\nso so,neutral\n"
+    )
+    f["own_bad_jsonl"] = own(
+        "own_bad_jsonl", '{"text": "a", "label": 1}\n{"text": "b"}\n', "", ".jsonl"
+    )
     f["own_txt"] = d / "train.txt"
     f["own_txt"].write_text("text,label\ngood,pos\n")
 
@@ -114,10 +134,12 @@ def files(tmp_path_factory, fixtures_dir, data_dir):
         if edit:
             edit(root / "RACE" / "train" / "high" / "7666.txt")
         return root
+
     def bad_answer(p):
         data = json.loads(p.read_text())
         data["answers"][0] = "E"
         p.write_text(json.dumps(data))
+
     f["race"] = race("race")
     f["race_bad_answer"] = race("race_bad_answer", bad_answer)
     f["race_truncated"] = race("race_truncated", lambda p: p.write_text(p.read_text()[:100]))
@@ -127,41 +149,81 @@ def files(tmp_path_factory, fixtures_dir, data_dir):
 # ---- the cases: (id, argv, text the error line must contain) ---------------------------------
 def classifier_cases(f):
     d = f["d"]
-    base = {"task_name": "SST-2", "data_dir": f["data"], "albert_config_file": f["config"],
-            "init_checkpoint": f["ckpt"], "spm_model_file": f["spm"], "max_seq_length": 64,
-            "do_train": True, "train_step": 2, "train_batch_size": 2}
+    base = {
+        "task_name": "SST-2",
+        "data_dir": f["data"],
+        "albert_config_file": f["config"],
+        "init_checkpoint": f["ckpt"],
+        "spm_model_file": f["spm"],
+        "max_seq_length": 64,
+        "do_train": True,
+        "train_step": 2,
+        "train_batch_size": 2,
+    }
     own = {"task_name": "custom"}
     return [
         ("unknown_task", {"task_name": "sst2"}, "did you mean 'sst-2'"),
         ("unknown_recipe", {"recipe": "mnlii"}, "--recipe=mnlii: unknown; use one of cola"),
-        ("recipe_of_another_driver", {"recipe": "squad_v2"}, "--recipe=squad_v2 is for run_squad.py"),
-        ("recipe_of_another_task", {"recipe": "cola"}, "not of --task_name=SST-2; use --recipe=sst-2"),
-        ("recipe_warmup_over_explicit_steps", {"recipe": "sst-2"},  # the base's --train_step wins
-         "--warmup_step=1256 exceeds --train_step=2"),
+        (
+            "recipe_of_another_driver",
+            {"recipe": "squad_v2"},
+            "--recipe=squad_v2 is for run_squad.py",
+        ),
+        (
+            "recipe_of_another_task",
+            {"recipe": "cola"},
+            "not of --task_name=SST-2; use --recipe=sst-2",
+        ),
+        (
+            "recipe_warmup_over_explicit_steps",
+            {"recipe": "sst-2"},  # the base's --train_step wins
+            "--warmup_step=1256 exceeds --train_step=2",
+        ),
         ("no_data_dir", {"data_dir": None}, "--data_dir is required"),
         ("data_dir_missing", {"data_dir": d / "nowhere"}, "--data_dir"),
         ("config_missing", {"albert_config_file": d / "none.json"}, "--albert_config_file"),
         ("config_not_json", {"albert_config_file": f["bad_json"]}, "not valid JSON"),
-        ("config_typo_key", {"albert_config_file": f["typo_config"]}, "did you mean 'num_hidden_layers'"),
+        (
+            "config_typo_key",
+            {"albert_config_file": f["typo_config"]},
+            "did you mean 'num_hidden_layers'",
+        ),
         ("config_bad_value", {"albert_config_file": f["bad_act_config"]}, "hidden_act"),
-        ("config_vs_ckpt_shapes", {"albert_config_file": f["wide_config"]}, "does not fit checkpoint"),
+        (
+            "config_vs_ckpt_shapes",
+            {"albert_config_file": f["wide_config"]},
+            "does not fit checkpoint",
+        ),
         ("config_vs_ckpt_groups", {"albert_config_file": f["grouped_config"]}, "group_1"),
         ("ckpt_missing", {"init_checkpoint": d / "no.ckpt"}, "--init_checkpoint"),
         ("ckpt_not_a_ckpt", {"init_checkpoint": f["a_file"]}, "--init_checkpoint"),
         ("spm_missing", {"spm_model_file": d / "none.model"}, "--spm_model_file"),
         ("spm_invalid", {"spm_model_file": f["not_spm"]}, "not a SentencePiece model"),
-        ("spm_exceeds_vocab", {"albert_config_file": f["small_vocab_config"], "init_checkpoint": None},
-         "vocab_size is 500"),
+        (
+            "spm_exceeds_vocab",
+            {"albert_config_file": f["small_vocab_config"], "init_checkpoint": None},
+            "vocab_size is 500",
+        ),
         ("seq_exceeds_positions", {"max_seq_length": 128}, "max_position_embeddings"),
         ("zero_batch", {"train_batch_size": 0}, "--train_batch_size=0"),
-        ("existing_output_dir_untouched", {"output_dir": f["existing_out"],
-                                           "data_dir": f["glue_short_row"]}, "line 3"),
+        (
+            "existing_output_dir_untouched",
+            {"output_dir": f["existing_out"], "data_dir": f["glue_short_row"]},
+            "line 3",
+        ),
         ("negative_lr", {"learning_rate": -1e-5}, "--learning_rate"),
         ("warmup_exceeds_steps", {"warmup_step": 5}, "--warmup_step=5"),
-        ("batch_vs_accumulation", {"gradient_accumulation_steps": 3}, "multiple of --gradient_accumulation_steps"),
+        (
+            "batch_vs_accumulation",
+            {"gradient_accumulation_steps": 3},
+            "multiple of --gradient_accumulation_steps",
+        ),
         ("nothing_to_do", {"do_train": False}, "nothing to do"),
-        ("eval_without_any_checkpoint", {"do_train": False, "do_eval": True, "init_checkpoint": None},
-         "--init_checkpoint is required to evaluate"),
+        (
+            "eval_without_any_checkpoint",
+            {"do_train": False, "do_eval": True, "init_checkpoint": None},
+            "--init_checkpoint is required to evaluate",
+        ),
         ("output_dir_is_file", {"output_dir": f["a_file"]}, "is a file"),
         ("missing_split", {"data_dir": f["glue_no_train"]}, "train.tsv"),
         ("short_row", {"data_dir": f["glue_short_row"]}, "train.tsv, line 3"),
@@ -170,36 +232,73 @@ def classifier_cases(f):
         ("empty_split", {"data_dir": f["glue_empty"]}, "no examples"),
         ("unknown_flag", {"trian_step": 3}, "trian_step"),
         ("flag_wrong_type", {"train_step": "many"}, "--train_step"),
-        ("use_tpu_without_tpu", {"use_tpu": True}, "--use_tpu/--strategy_type=tpu needs a reachable TPU"),
-        ("custom_missing_column", {**own, "data_dir": f["own_no_column"]},
-         "train.csv has no column 'text' (--text_a_column); its columns are: sentence, label"),
+        (
+            "use_tpu_without_tpu",
+            {"use_tpu": True},
+            "--use_tpu/--strategy_type=tpu needs a reachable TPU",
+        ),
+        (
+            "custom_missing_column",
+            {**own, "data_dir": f["own_no_column"]},
+            "train.csv has no column 'text' (--text_a_column); its columns are: sentence, label",
+        ),
         ("custom_empty_file", {**own, "data_dir": f["own_empty"]}, "train.csv is empty"),
         ("custom_header_only", {**own, "data_dir": f["own_header_only"]}, "has no examples"),
-        ("custom_unseen_dev_label", {**own, "data_dir": f["own_unseen_dev_label"], "do_eval": True},
-         "dev.csv, line 2: label 'neutral' is not among the train labels ['neg', 'pos']"),
-        ("custom_jsonl_row_without_label", {**own, "data_dir": f["own_bad_jsonl"]},
-         "train.jsonl, line 2: no 'label' (--label_column)"),
-        ("custom_unknown_extension", {**own, "data_dir": None, "train_file": f["own_txt"]},
-         "--train_file: " + str(f["own_txt"]) + " has the unknown extension '.txt'"),
+        (
+            "custom_unseen_dev_label",
+            {**own, "data_dir": f["own_unseen_dev_label"], "do_eval": True},
+            "dev.csv, line 2: label 'neutral' is not among the train labels ['neg', 'pos']",
+        ),
+        (
+            "custom_jsonl_row_without_label",
+            {**own, "data_dir": f["own_bad_jsonl"]},
+            "train.jsonl, line 2: no 'label' (--label_column)",
+        ),
+        (
+            "custom_unknown_extension",
+            {**own, "data_dir": None, "train_file": f["own_txt"]},
+            "--train_file: " + str(f["own_txt"]) + " has the unknown extension '.txt'",
+        ),
         ("custom_no_files", {**own, "data_dir": None}, "give --train_file or --data_dir"),
-        ("custom_flag_for_glue", {"text_a_column": "review"}, "--text_a_column: only for --task_name=custom"),
+        (
+            "custom_flag_for_glue",
+            {"text_a_column": "review"},
+            "--text_a_column: only for --task_name=custom",
+        ),
         ("export_dir_is_file", {"export_dir": f["a_file"]}, "--export_dir: "),
     ], base
 
 
 def squad_cases(f):
     d = f["d"]
-    base = {"train_file": f["squad"], "predict_file": f["squad"], "albert_config_file": f["config"],
-            "init_checkpoint": f["ckpt"], "spm_model_file": f["spm"], "max_seq_length": 64,
-            "doc_stride": 32, "max_query_length": 16, "do_train": True, "train_step": 2,
-            "train_batch_size": 2}
+    base = {
+        "train_file": f["squad"],
+        "predict_file": f["squad"],
+        "albert_config_file": f["config"],
+        "init_checkpoint": f["ckpt"],
+        "spm_model_file": f["spm"],
+        "max_seq_length": 64,
+        "doc_stride": 32,
+        "max_query_length": 16,
+        "do_train": True,
+        "train_step": 2,
+        "train_batch_size": 2,
+    }
     return [
         ("truncated_json", {"train_file": f["squad_truncated"]}, "not valid JSON"),
-        ("missing_question", {"train_file": f["squad_no_question"]}, f"question {f['squad_qid']!r}"),
+        (
+            "missing_question",
+            {"train_file": f["squad_no_question"]},
+            f"question {f['squad_qid']!r}",
+        ),
         ("non_utf8_json", {"train_file": f["squad_latin1"]}, "not UTF-8"),
         ("train_file_missing", {"train_file": d / "none.json"}, "--train_file"),
         ("train_without_file", {"train_file": None}, "--train_file is required"),
-        ("predict_without_file", {"do_eval": True, "predict_file": None}, "--predict_file is required"),
+        (
+            "predict_without_file",
+            {"do_eval": True, "predict_file": None},
+            "--predict_file is required",
+        ),
         ("doc_stride_too_long", {"doc_stride": 60}, "--doc_stride=60"),
         ("query_too_long", {"max_query_length": 70}, "--max_query_length=70"),
         ("no_spm", {"spm_model_file": None}, "--spm_model_file is required"),
@@ -210,12 +309,25 @@ def squad_cases(f):
 
 
 def race_cases(f):
-    base = {"data_dir": f["race"], "albert_config_file": f["config"], "init_checkpoint": f["ckpt"],
-            "spm_model_file": f["spm"], "max_seq_length": 64, "max_qa_length": 16,
-            "do_train": True, "do_eval": False, "train_step": 2, "warmup_step": 0,
-            "train_batch_size": 2}
+    base = {
+        "data_dir": f["race"],
+        "albert_config_file": f["config"],
+        "init_checkpoint": f["ckpt"],
+        "spm_model_file": f["spm"],
+        "max_seq_length": 64,
+        "max_qa_length": 16,
+        "do_train": True,
+        "do_eval": False,
+        "train_step": 2,
+        "warmup_step": 0,
+        "train_batch_size": 2,
+    }
     return [
-        ("warmup_exceeds_steps", {"warmup_step": None}, "--warmup_step=1000 exceeds --train_step=2"),
+        (
+            "warmup_exceeds_steps",
+            {"warmup_step": None},
+            "--warmup_step=1000 exceeds --train_step=2",
+        ),
         ("qa_longer_than_sequence", {"max_qa_length": 100}, "--max_qa_length=100"),
         ("missing_dev_split", {"do_eval": True}, "dev/middle"),
         ("bad_answer_letter", {"data_dir": f["race_bad_answer"]}, "expected A-D"),
@@ -227,21 +339,37 @@ def race_cases(f):
 
 def pretraining_cases(f):
     d = f["d"]
-    base = {"albert_config_file": f["config"], "input_file": f["tfrecord"], "max_seq_length": 64,
-            "max_predictions_per_seq": 10, "train_batch_size": 8, "num_train_steps": 2}
+    base = {
+        "albert_config_file": f["config"],
+        "input_file": f["tfrecord"],
+        "max_seq_length": 64,
+        "max_predictions_per_seq": 10,
+        "train_batch_size": 8,
+        "num_train_steps": 2,
+    }
     return [
         ("records_vs_max_predictions", {"max_predictions_per_seq": 20}, "max_predictions_per_seq"),
         ("records_vs_max_seq_length", {"max_seq_length": 32}, "--max_seq_length asks for 32"),
         ("no_matching_records", {"input_file": str(d / "none-*.tfrecord")}, "no file matches"),
         ("corrupt_records", {"input_file": f["bad_tfrecord"]}, "not a readable TFRecord"),
-        ("record_ids_beyond_vocab", {"albert_config_file": f["tiny_vocab_config"]}, "vocab_size 10"),
-        ("ckpt_vs_config", {"albert_config_file": f["wide_config"], "init_checkpoint": f["ckpt"]},
-         "does not fit checkpoint"),
+        (
+            "record_ids_beyond_vocab",
+            {"albert_config_file": f["tiny_vocab_config"]},
+            "vocab_size 10",
+        ),
+        (
+            "ckpt_vs_config",
+            {"albert_config_file": f["wide_config"], "init_checkpoint": f["ckpt"]},
+            "does not fit checkpoint",
+        ),
         ("zero_lr", {"learning_rate": 0}, "--learning_rate"),
         ("multi_worker_without_tf_config", {"strategy_type": "multi_worker_mirrored"}, "TF_CONFIG"),
         ("nothing_to_do", {"do_train": False}, "nothing to do"),
-        ("eval_without_any_checkpoint", {"do_train": False, "do_eval": True},
-         "--init_checkpoint is required for --do_eval"),
+        (
+            "eval_without_any_checkpoint",
+            {"do_train": False, "do_eval": True},
+            "--init_checkpoint is required for --do_eval",
+        ),
         ("output_dir_is_file", {"output_dir": f["a_file"]}, "is a file"),
         ("no_config", {"albert_config_file": None}, "--albert_config_file is required"),
     ], base
@@ -249,8 +377,13 @@ def pretraining_cases(f):
 
 def pretraining_data_cases(f):
     d = f["d"]
-    base = {"input_file": f["corpus"], "spm_model_file": f["spm"], "max_seq_length": 64,
-            "max_predictions_per_seq": 10, "dupe_factor": 1}
+    base = {
+        "input_file": f["corpus"],
+        "spm_model_file": f["spm"],
+        "max_seq_length": 64,
+        "max_predictions_per_seq": 10,
+        "dupe_factor": 1,
+    }
     return [
         ("masked_lm_prob_above_one", {"masked_lm_prob": 1.5}, "--masked_lm_prob=1.5"),
         ("negative_short_seq_prob", {"short_seq_prob": -0.1}, "--short_seq_prob"),
@@ -275,8 +408,13 @@ def argv_of(base, change, out, out_flag="output_dir"):
     for name, value in flags.items():
         if value is None:
             continue
-        argv.append(f"--{name}" if value is True else f"--no{name}" if value is False
-                    else f"--{name}={value}")
+        argv.append(
+            f"--{name}"
+            if value is True
+            else f"--no{name}"
+            if value is False
+            else f"--{name}={value}"
+        )
     return argv
 
 
@@ -314,13 +452,18 @@ def run_batch(driver, cases, base, tmp_path):
     for case_id, change, _ in cases:
         out = tmp_path / case_id / "out"
         argvs.append(argv_of(base, change, out, out_flag))
-        outs.append((change.get("output_dir") or change.get("output_file") or out))
+        outs.append(change.get("output_dir") or change.get("output_file") or out)
     watched = [str(o) for o in outs] + [str(tmp_path)]
     before = [snapshot(w) for w in watched[:-1]]
     cases_file, results_file = tmp_path / "cases.json", tmp_path / "results.json"
     cases_file.write_text(json.dumps(argvs))
-    r = subprocess.run([sys.executable, RUNNER, os.path.join(ROOT, driver), str(cases_file),
-                        str(results_file)], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    r = subprocess.run(
+        [sys.executable, RUNNER, os.path.join(ROOT, driver), str(cases_file), str(results_file)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     results = json.loads(results_file.read_text())
     found = []
@@ -334,10 +477,16 @@ def run_batch(driver, cases, base, tmp_path):
     return found
 
 
-@pytest.mark.parametrize("driver, make_cases", [
-    ("run_classifier.py", classifier_cases), ("run_squad.py", squad_cases),
-    ("run_race.py", race_cases), ("run_pretraining.py", pretraining_cases),
-    ("create_pretraining_data.py", pretraining_data_cases)])
+@pytest.mark.parametrize(
+    "driver, make_cases",
+    [
+        ("run_classifier.py", classifier_cases),
+        ("run_squad.py", squad_cases),
+        ("run_race.py", race_cases),
+        ("run_pretraining.py", pretraining_cases),
+        ("create_pretraining_data.py", pretraining_data_cases),
+    ],
+)
 def test_bad_input_is_one_error_line_exit_2_nothing_written(driver, make_cases, files, tmp_path):
     cases, base = make_cases(files)
     found = run_batch(driver, cases, base, tmp_path)
@@ -345,8 +494,17 @@ def test_bad_input_is_one_error_line_exit_2_nothing_written(driver, make_cases, 
 
 
 def test_the_cases_cover_at_least_40_kinds(files):
-    ids = [c[0] for make in (classifier_cases, squad_cases, race_cases, pretraining_cases,
-                             pretraining_data_cases) for c in make(files)[0]]
+    ids = [
+        c[0]
+        for make in (
+            classifier_cases,
+            squad_cases,
+            race_cases,
+            pretraining_cases,
+            pretraining_data_cases,
+        )
+        for c in make(files)[0]
+    ]
     assert len(ids) >= 40 and len(set(ids)) >= 40
 
 
@@ -356,29 +514,55 @@ def test_real_process_one_line_exit_2(files, tmp_path):
     cases, base = classifier_cases(files)
     argv = argv_of(base, {"task_name": "sst2"}, tmp_path / "out")
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "run_classifier.py")] + argv,
-                       capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+    r = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "run_classifier.py")] + argv,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env=env,
+    )
     assert problems("real", r.returncode, r.stderr, "did you mean 'sst-2'") == []
     assert not (tmp_path / "out").exists()
 
 
 def test_verbose_errors_keeps_the_traceback(files, tmp_path):
     """--verbose_errors prints the traceback before the same error line (no TF: fast)."""
-    argv = ["--input_file=" + str(files["corpus"]), f"--output_file={tmp_path / 'x.tfrecord'}",
-            f"--spm_model_file={files['spm']}", "--masked_lm_prob=1.5", "--verbose_errors"]
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "create_pretraining_data.py")] + argv,
-                       capture_output=True, text=True, timeout=120, cwd=ROOT)
+    argv = [
+        "--input_file=" + str(files["corpus"]),
+        f"--output_file={tmp_path / 'x.tfrecord'}",
+        f"--spm_model_file={files['spm']}",
+        "--masked_lm_prob=1.5",
+        "--verbose_errors",
+    ]
+    r = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "create_pretraining_data.py")] + argv,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert r.returncode == 2
-    assert "Traceback" in r.stderr and r.stderr.strip().splitlines()[-1].startswith("error: --masked_lm_prob")
+    assert "Traceback" in r.stderr and r.stderr.strip().splitlines()[-1].startswith(
+        "error: --masked_lm_prob"
+    )
     assert list(tmp_path.iterdir()) == []
 
 
 # ---- the library checks behind the drivers -------------------------------------------------------
 def test_config_typo_is_an_error_but_released_unused_keys_round_trip():
-    from albert_tf.core.config import AlbertConfig, KNOWN_UNUSED_KEYS
+    from albert_tf.core.config import KNOWN_UNUSED_KEYS, AlbertConfig
     from albert_tf.core.errors import InputError
-    released = {"vocab_size": 30000, "hidden_size": 768, "num_attention_heads": 12,
-                "net_structure_type": 0, "gap_size": 0, "num_memory_blocks": 0, "layers_to_keep": []}
+
+    released = {
+        "vocab_size": 30000,
+        "hidden_size": 768,
+        "num_attention_heads": 12,
+        "net_structure_type": 0,
+        "gap_size": 0,
+        "num_memory_blocks": 0,
+        "layers_to_keep": [],
+    }
     assert set(KNOWN_UNUSED_KEYS) <= set(released)
     config = AlbertConfig.from_dict(released)
     assert {k: config.to_dict()[k] for k in released} == released
@@ -386,17 +570,29 @@ def test_config_typo_is_an_error_but_released_unused_keys_round_trip():
         AlbertConfig.from_dict({**released, "hiden_size": 768})
 
 
-@pytest.mark.parametrize("changes", [{}, {"num_hidden_groups": 2, "inner_group_num": 2},
-                                     {"sharing": "attention"}, {"sharing": "ffn"},
-                                     {"sharing": "none"}, {"embedding_size": 32}])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"num_hidden_groups": 2, "inner_group_num": 2},
+        {"sharing": "attention"},
+        {"sharing": "ffn"},
+        {"sharing": "none"},
+        {"embedding_size": 32},
+    ],
+)
 def test_expected_shapes_are_those_of_the_built_model(changes, fixtures_dir):
     """The config-only shape table equals the variables a built model has, for every layout."""
-    from albert_tf.formats.tf1 import expected_encoder_shapes
-    from albert_tf.modeling.names import encoder_variable_map
-    from albert_tf.core.config import AlbertConfig
-    from albert_tf.modeling.albert_model import AlbertModel
     import numpy as np
-    config = AlbertConfig.from_json_file(fixtures_dir / "albert_tiny" / "albert_config.json").replace(**changes)
+
+    from albert_tf.core.config import AlbertConfig
+    from albert_tf.formats.tf1 import expected_encoder_shapes
+    from albert_tf.modeling.albert_model import AlbertModel
+    from albert_tf.modeling.names import encoder_variable_map
+
+    config = AlbertConfig.from_json_file(
+        fixtures_dir / "albert_tiny" / "albert_config.json"
+    ).replace(**changes)
     model = AlbertModel(config)
     ids = np.zeros((1, 4), np.int32)
     model({"input_ids": ids, "input_mask": ids + 1, "segment_ids": ids})
@@ -408,20 +604,24 @@ def test_init_from_checkpoint_errors_and_report(fixtures_dir, tmp_path, caplog):
     """A missing path and an object checkpoint without the encoder are InputErrors; a TF1 load
     logs its report."""
     import logging
+
     import numpy as np
     import tensorflow as tf
+
     from albert_tf.core.config import AlbertConfig
     from albert_tf.core.errors import InputError
-    from albert_tf.modeling.finetuning_models import AlbertClassifier
     from albert_tf.engine.init_checkpoint import init_from_checkpoint
+    from albert_tf.modeling.finetuning_models import AlbertClassifier
+
     config = AlbertConfig.from_json_file(fixtures_dir / "albert_tiny" / "albert_config.json")
     model = AlbertClassifier(config, 2, 0.1)
     ids = np.zeros((1, 4), np.int32)
     model({"input_ids": ids, "input_mask": ids + 1, "segment_ids": ids})
     with pytest.raises(InputError, match="--init_checkpoint: TF checkpoint not found"):
         init_from_checkpoint(model, tmp_path / "nothing")
-    partial = tf.train.Checkpoint(model=tf.train.Checkpoint(
-        albert=tf.train.Checkpoint(embedding=model.albert.embedding))).write(str(tmp_path / "partial"))
+    partial = tf.train.Checkpoint(
+        model=tf.train.Checkpoint(albert=tf.train.Checkpoint(embedding=model.albert.embedding))
+    ).write(str(tmp_path / "partial"))
     with pytest.raises(InputError, match=r"holds \d+ of the \d+ encoder variables"):
         init_from_checkpoint(model, partial)
     with caplog.at_level(logging.INFO, logger="absl"):  # another test may have quieted absl
@@ -434,9 +634,13 @@ def test_init_from_checkpoint_errors_and_report(fixtures_dir, tmp_path, caplog):
 def test_random_init_warning(tmp_path, caplog):
     """--do_train without --init_checkpoint (and nothing to resume) warns once; with one, not."""
     import logging
+
     from albert_tf.engine.finetuning import FineTuningOptions, warn_if_random_init
+
     with caplog.at_level(logging.WARNING):
         assert warn_if_random_init(FineTuningOptions(output_dir=str(tmp_path)), do_train=True)
     assert sum("random weights" in r.getMessage() for r in caplog.records) == 1
-    assert not warn_if_random_init(FineTuningOptions(output_dir=str(tmp_path), init_checkpoint="x"), True)
+    assert not warn_if_random_init(
+        FineTuningOptions(output_dir=str(tmp_path), init_checkpoint="x"), True
+    )
     assert not warn_if_random_init(FineTuningOptions(output_dir=str(tmp_path)), do_train=False)

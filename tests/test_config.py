@@ -5,12 +5,25 @@ import pytest
 from albert_tf import AlbertConfig
 
 GOOGLE_BASE_V2 = {  # a released albert_config.json, unused keys included
-    "attention_probs_dropout_prob": 0, "hidden_act": "gelu", "hidden_dropout_prob": 0,
-    "embedding_size": 128, "hidden_size": 768, "initializer_range": 0.02,
-    "intermediate_size": 3072, "max_position_embeddings": 512, "num_attention_heads": 12,
-    "num_hidden_layers": 12, "num_hidden_groups": 1, "net_structure_type": 0, "gap_size": 0,
-    "num_memory_blocks": 0, "inner_group_num": 1, "down_scale_factor": 1,
-    "type_vocab_size": 2, "vocab_size": 30000, "layers_to_keep": [],
+    "attention_probs_dropout_prob": 0,
+    "hidden_act": "gelu",
+    "hidden_dropout_prob": 0,
+    "embedding_size": 128,
+    "hidden_size": 768,
+    "initializer_range": 0.02,
+    "intermediate_size": 3072,
+    "max_position_embeddings": 512,
+    "num_attention_heads": 12,
+    "num_hidden_layers": 12,
+    "num_hidden_groups": 1,
+    "net_structure_type": 0,
+    "gap_size": 0,
+    "num_memory_blocks": 0,
+    "inner_group_num": 1,
+    "down_scale_factor": 1,
+    "type_vocab_size": 2,
+    "vocab_size": 30000,
+    "layers_to_keep": [],
 }
 
 
@@ -31,27 +44,41 @@ def test_fixture_config(fixtures_dir):
     assert config.head_size == 8
 
 
-@pytest.mark.parametrize("size,h,l,n,i", [("base", 768, 12, 12, 3072), ("large", 1024, 24, 16, 4096),
-                                          ("xlarge", 2048, 24, 16, 8192),
-                                          ("xxlarge", 4096, 12, 64, 16384)])
+@pytest.mark.parametrize(
+    "size,h,l,n,i",
+    [
+        ("base", 768, 12, 12, 3072),
+        ("large", 1024, 24, 16, 4096),
+        ("xlarge", 2048, 24, 16, 8192),
+        ("xxlarge", 4096, 12, 64, 16384),
+    ],
+)
 @pytest.mark.parametrize("version", ["v1", "v2"])
 def test_presets(size, h, l, n, i, version):
     c = AlbertConfig.from_preset(f"albert_{size}_{version}")
-    assert (c.hidden_size, c.num_hidden_layers, c.num_attention_heads, c.intermediate_size) == (h, l, n, i)
+    assert (c.hidden_size, c.num_hidden_layers, c.num_attention_heads, c.intermediate_size) == (
+        h,
+        l,
+        n,
+        i,
+    )
     assert (c.embedding_size, c.vocab_size, c.max_position_embeddings) == (128, 30000, 512)
     dropout = 0.1 if version == "v1" and size != "xxlarge" else 0.0
     assert c.hidden_dropout_prob == dropout and c.attention_probs_dropout_prob == dropout
     assert c.hidden_act == "gelu" and c.num_hidden_groups == 1
 
 
-@pytest.mark.parametrize("changes,message", [
-    ({"hidden_size": 100, "num_attention_heads": 12}, "not divisible by num_attention_heads"),
-    ({"num_hidden_groups": 13}, "num_hidden_groups (13) is larger than num_hidden_layers"),
-    ({"hidden_act": "swishy"}, "hidden_act 'swishy' is unknown"),
-    ({"sharing": "some"}, "sharing 'some' is unknown"),
-    ({"hidden_dropout_prob": 1.5}, "hidden_dropout_prob must be in [0, 1)"),
-    ({"vocab_size": 0}, "vocab_size must be a positive integer"),
-])
+@pytest.mark.parametrize(
+    "changes,message",
+    [
+        ({"hidden_size": 100, "num_attention_heads": 12}, "not divisible by num_attention_heads"),
+        ({"num_hidden_groups": 13}, "num_hidden_groups (13) is larger than num_hidden_layers"),
+        ({"hidden_act": "swishy"}, "hidden_act 'swishy' is unknown"),
+        ({"sharing": "some"}, "sharing 'some' is unknown"),
+        ({"hidden_dropout_prob": 1.5}, "hidden_dropout_prob must be in [0, 1)"),
+        ({"vocab_size": 0}, "vocab_size must be a positive integer"),
+    ],
+)
 def test_validation_errors(changes, message):
     with pytest.raises(ValueError) as e:
         AlbertConfig.from_dict({**GOOGLE_BASE_V2, **changes})

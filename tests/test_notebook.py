@@ -1,5 +1,6 @@
 """examples/finetune_in_a_notebook.ipynb runs top to bottom (tiny release, few steps): every cell
 must succeed, and it is stored without outputs."""
+
 import json
 import os
 import pathlib
@@ -24,8 +25,12 @@ def test_notebook_runs(tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "2")
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=300,
-                                     resources={"metadata": {"path": str(NOTEBOOK.parent)}})
+    client = nbclient.NotebookClient(
+        nb,
+        kernel_name="python3",
+        timeout=300,
+        resources={"metadata": {"path": str(NOTEBOOK.parent)}},
+    )
     client.execute()  # raises CellExecutionError naming the failing cell
     assert (tmp_path / "curves.png").stat().st_size > 0
     assert (tmp_path / "sst2_saved_model" / "saved_model.pb").exists()

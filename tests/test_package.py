@@ -1,4 +1,5 @@
 """The package surface: lazy exports resolve, the backend is TensorFlow."""
+
 import os
 
 import albert_tf
@@ -11,4 +12,5 @@ def test_every_export_resolves():
 
 def test_backend_is_tensorflow():
     import keras
+
     assert os.environ["KERAS_BACKEND"] == "tensorflow" and keras.backend.backend() == "tensorflow"

@@ -3,21 +3,23 @@ the SQuAD character alignment; the in-graph and Python paths agree; answers map 
 
 The hypothesis profile (tests/conftest.py) is derandomized: CI draws the same examples each run.
 """
+
 import random
 import unicodedata
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from repo_paths import FIXTURES
 import tensorflow as tf
-from hypothesis import given, settings, strategies as st
 
 from albert_tf.tasks.squad import postprocess as pp
+from albert_tf.tasks.squad.alignment import preprocess_with_offsets, tokenize_paragraph
+from albert_tf.tasks.squad.examples import SquadExample
+from albert_tf.tasks.squad.features import convert_examples_to_features
 from albert_tf.text import packing
 from albert_tf.text.graph_tokenizer import GraphTokenizer
 from albert_tf.text.normalization import preprocess_text
 from albert_tf.text.tokenization import FullTokenizer
-from repo_paths import FIXTURES
-from albert_tf.tasks.squad.alignment import preprocess_with_offsets, tokenize_paragraph
-from albert_tf.tasks.squad.examples import SquadExample
-from albert_tf.tasks.squad.features import convert_examples_to_features
 
 MODEL = str(FIXTURES / "spm.model")
 PY = FullTokenizer(spm_model_file=MODEL)
@@ -28,14 +30,16 @@ CLS, SEP, PAD = PY.cls_id, PY.sep_id, PY.pad_id
 # NFKD expansions (ligature, fraction, ¨ → space + mark, U+FDFA → words), case changes that
 # change length (İ, ß), final sigma, Hangul syllables and jamo, CJK, emoji, digits and commas
 # (Google's comma-digit fix-up), SentencePiece's meta symbol and the model's user symbols.
-TRICKY = (list(" \t\n\r\x00\x0b\x0c\x1c\x1f\x7f\x85\xa0\u1680\u2000\u2028\u2029\u3000"
-               "\u200b\u200d\ufeff\u00ad\u0301\u0308\u0345\u0e31\ufb01\u00bd\u00a8\ufdfa"
-               "\u0130\u00df\u1e9e\u03a3\u03c2\ud55c\u1100\u1161\u4e2d\U0001f600\u2460"
-               "\ufffd\U000e0001\U0010ffff\u2581,.-()\"\u2013\u00a3\u20ac0123456789")
-          + ["1,000", "10,5", "ab", "XY", "é"])
+TRICKY = list(
+    " \t\n\r\x00\x0b\x0c\x1c\x1f\x7f\x85\xa0\u1680\u2000\u2028\u2029\u3000"
+    "\u200b\u200d\ufeff\u00ad\u0301\u0308\u0345\u0e31\ufb01\u00bd\u00a8\ufdfa"
+    "\u0130\u00df\u1e9e\u03a3\u03c2\ud55c\u1100\u1161\u4e2d\U0001f600\u2460"
+    "\ufffd\U000e0001\U0010ffff\u2581,.-()\"\u2013\u00a3\u20ac0123456789"
+) + ["1,000", "10,5", "ab", "XY", "é"]
 # Any Unicode scalar value (lone surrogates are not text and cannot reach the graph).
-TEXT = st.lists(st.one_of(st.characters(codec="utf-8"), st.sampled_from(TRICKY)),
-                max_size=32).map("".join)
+TEXT = st.lists(st.one_of(st.characters(codec="utf-8"), st.sampled_from(TRICKY)), max_size=32).map(
+    "".join
+)
 
 
 # ----------------------------------------------------------------------------- tokenizers
@@ -46,8 +50,9 @@ def test_full_tokenizer_never_crashes_and_ids_are_its_pieces(text):
         pieces, ids = PY.tokenize(source), PY.encode(source)
         assert ids == PY.convert_tokens_to_ids(pieces)
         # an unknown piece keeps its surface text; its id reads back as <unk>
-        assert all(p == t or i == PY.unk_id
-                   for p, t, i in zip(pieces, PY.convert_ids_to_tokens(ids), ids))
+        assert all(
+            p == t or i == PY.unk_id for p, t, i in zip(pieces, PY.convert_ids_to_tokens(ids), ids)
+        )
         assert all(0 <= i < PY.vocab_size for i in ids)
 
 
@@ -74,9 +79,14 @@ def test_graph_tokenizer_equals_python_on_any_text(texts):
 
 # Mostly ASCII (every ASCII character, whitespace runs, controls), with some other text: the
 # mixes that decide which of preprocess_text's fast paths a string takes.
-ASCII_TEXT = st.lists(st.one_of(st.characters(max_codepoint=0x7F), st.sampled_from(
-    [" ", "  ", "\t", "\x1c", "\x00", "Ab", "1,0"]), st.sampled_from(TRICKY)),
-    max_size=24).map("".join)
+ASCII_TEXT = st.lists(
+    st.one_of(
+        st.characters(max_codepoint=0x7F),
+        st.sampled_from([" ", "  ", "\t", "\x1c", "\x00", "Ab", "1,0"]),
+        st.sampled_from(TRICKY),
+    ),
+    max_size=24,
+).map("".join)
 GRAPH_CASED_KEEP_SPACE = GraphTokenizer(MODEL, do_lower_case=False, remove_space=False)
 
 
@@ -141,9 +151,13 @@ def test_random_truncation_keeps_a_window_of_the_closed_form_length(len_a, len_b
 @given(st.lists(st.tuples(IDS, IDS), min_size=1, max_size=5), st.booleans(), st.integers(3, 48))
 def test_pack_ids_graph_equals_python(rows, pair, max_seq_length):
     ids_a = tf.ragged.constant([a for a, _ in rows], dtype=tf.int32, ragged_rank=1)
-    ids_b = tf.ragged.constant([b for _, b in rows], dtype=tf.int32, ragged_rank=1) if pair else None
+    ids_b = (
+        tf.ragged.constant([b for _, b in rows], dtype=tf.int32, ragged_rank=1) if pair else None
+    )
     got = packing.pack_ids_graph(ids_a, ids_b, max_seq_length, CLS, SEP, PAD)
-    want = [packing.pack_ids(a, b if pair else None, max_seq_length, CLS, SEP, PAD) for a, b in rows]
+    want = [
+        packing.pack_ids(a, b if pair else None, max_seq_length, CLS, SEP, PAD) for a, b in rows
+    ]
     for key in ("input_ids", "input_mask", "segment_ids"):
         assert got[key].dtype == tf.int32 and got[key].shape == (len(rows), max_seq_length)
         assert got[key].numpy().tolist() == [w[key] for w in want], key
@@ -152,11 +166,20 @@ def test_pack_ids_graph_equals_python(rows, pair, max_seq_length):
 @settings(max_examples=10)
 @given(st.lists(st.tuples(TEXT, TEXT), min_size=1, max_size=4), st.integers(3, 40))
 def test_graph_encode_equals_python_pipeline(pairs, max_seq_length):
-    got = GRAPH.encode(tf.constant([a for a, _ in pairs]), tf.constant([b for _, b in pairs]),
-                       max_seq_length)
-    want = [packing.pack_ids(PY.encode(preprocess_text(a, lower=True)),
-                             PY.encode(preprocess_text(b, lower=True)), max_seq_length, CLS, SEP, PAD)
-            for a, b in pairs]
+    got = GRAPH.encode(
+        tf.constant([a for a, _ in pairs]), tf.constant([b for _, b in pairs]), max_seq_length
+    )
+    want = [
+        packing.pack_ids(
+            PY.encode(preprocess_text(a, lower=True)),
+            PY.encode(preprocess_text(b, lower=True)),
+            max_seq_length,
+            CLS,
+            SEP,
+            PAD,
+        )
+        for a, b in pairs
+    ]
     for key in ("input_ids", "input_mask", "segment_ids"):
         assert got[key].numpy().tolist() == [w[key] for w in want], key
 
@@ -184,7 +207,7 @@ def test_piece_offsets_cover_the_paragraph_in_order(paragraph):
         assert para.starts[s] <= para.starts[t] and para.ends[s] <= para.ends[t]
     if para.exact:
         for t in real:  # a piece's text comes from its own slice of the paragraph
-            slice_text = preprocess_text(paragraph[para.starts[t]:para.ends[t]], lower=True)
+            slice_text = preprocess_text(paragraph[para.starts[t] : para.ends[t]], lower=True)
             assert para.pieces[t].replace("\u2581", "") in slice_text.replace(" ", "")
 
 
@@ -200,10 +223,14 @@ MAX_SEQ_LENGTH = 384  # windows of 360+ tokens: an answer of up to ~300 tokens f
 def _answers(example):
     """Texts recovered from every window that holds the answer, and the stats."""
     stats = {}
-    feats = convert_examples_to_features([example], PY, MAX_SEQ_LENGTH, DOC_STRIDE, 16,
-                                               True, stats=stats)
-    return [pp.span_text(example, f, f.start_position, f.end_position)
-            for f in feats if not f.is_impossible], stats
+    feats = convert_examples_to_features(
+        [example], PY, MAX_SEQ_LENGTH, DOC_STRIDE, 16, True, stats=stats
+    )
+    return [
+        pp.span_text(example, f, f.start_position, f.end_position)
+        for f in feats
+        if not f.is_impossible
+    ], stats
 
 
 @settings(max_examples=40)
@@ -228,13 +255,35 @@ def test_any_answer_span_never_crashes_and_overlaps_the_gold_text(paragraph, dat
 # Word characters SentencePiece and preprocess_text keep: letters, marks, numbers, punctuation
 # and symbols of any script whose NFKD holds no whitespace (¨ → " ̈" would split a word).
 WORD_CHAR = st.characters(categories=("L", "M", "N", "P", "S")).filter(
-    lambda c: not any(x.isspace() for x in unicodedata.normalize("NFKD", c)))
-WORD_EXTRA = ["\u0301", "\u0308", "\ufb01", "\u00bd", "\u0130", "\u00df", "\u03a3", "\u03c2",
-              "\ud55c", "\u4e2d", "\u2460", "1,000", "10,5", "\u00e9", ",", ".", "-", "(", '"']
+    lambda c: not any(x.isspace() for x in unicodedata.normalize("NFKD", c))
+)
+WORD_EXTRA = [
+    "\u0301",
+    "\u0308",
+    "\ufb01",
+    "\u00bd",
+    "\u0130",
+    "\u00df",
+    "\u03a3",
+    "\u03c2",
+    "\ud55c",
+    "\u4e2d",
+    "\u2460",
+    "1,000",
+    "10,5",
+    "\u00e9",
+    ",",
+    ".",
+    "-",
+    "(",
+    '"',
+]
 # A word starts with a non-mark: a leading combining mark belongs to the character before it.
-WORD = st.builds(lambda head, tail: head + tail,
-                 WORD_CHAR.filter(lambda c: not unicodedata.category(c).startswith("M")),
-                 st.lists(st.one_of(WORD_CHAR, st.sampled_from(WORD_EXTRA)), max_size=5).map("".join))
+WORD = st.builds(
+    lambda head, tail: head + tail,
+    WORD_CHAR.filter(lambda c: not unicodedata.category(c).startswith("M")),
+    st.lists(st.one_of(WORD_CHAR, st.sampled_from(WORD_EXTRA)), max_size=5).map("".join),
+)
 SPACE = st.text(st.sampled_from(" \t\n\r\u00a0\u2028\u3000"), min_size=1, max_size=3)
 
 

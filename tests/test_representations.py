@@ -1,5 +1,6 @@
 """extract_features (per token and pooled, JSONL and NPZ, chosen layers) equals the model's own
 outputs on the tiny release folder; fill_mask is the MLM head's top-k, best first."""
+
 import json
 
 import numpy as np
@@ -8,10 +9,12 @@ import pytest
 from albert_tf import extract_features, fill_mask, load_pretrained
 from albert_tf.inference.representations import encode_texts
 
-TEXTS = ["The value is returned by the function.",
-         "A module ||| is a file of definitions.",
-         "",
-         "Every object has an identity, a type and a value that can change over its lifetime."]
+TEXTS = [
+    "The value is returned by the function.",
+    "A module ||| is a file of definitions.",
+    "",
+    "Every object has an identity, a type and a value that can change over its lifetime.",
+]
 
 
 @pytest.fixture(scope="module")
@@ -25,17 +28,24 @@ def want(tiny):
     model, encoder = tiny
     pairs = [tuple(t.split(" ||| ")) if " ||| " in t else (t, None) for t in TEXTS]
     inputs = encode_texts(encoder, pairs, 16)
-    outs = [model.albert({k: inputs[k][i:i + 1] for k in ("input_ids", "input_mask", "segment_ids")})
-            for i in range(len(TEXTS))]
+    outs = [
+        model.albert({k: inputs[k][i : i + 1] for k in ("input_ids", "input_mask", "segment_ids")})
+        for i in range(len(TEXTS))
+    ]
     return inputs, outs
 
 
 def _run(tmp_path, fixtures_dir, name, *flags):
     (tmp_path / "in.txt").write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
     out = tmp_path / name
-    argv = [f"--input_file={tmp_path / 'in.txt'}", f"--output_file={out}",
-            f"--model_dir={fixtures_dir / 'albert_tiny'}", "--max_seq_length=16", "--batch_size=3",
-            *flags]
+    argv = [
+        f"--input_file={tmp_path / 'in.txt'}",
+        f"--output_file={out}",
+        f"--model_dir={fixtures_dir / 'albert_tiny'}",
+        "--max_seq_length=16",
+        "--batch_size=3",
+        *flags,
+    ]
     assert extract_features.main(argv) == 0
     return out
 
@@ -50,15 +60,22 @@ def test_per_token_jsonl_and_npz_equal_the_model(tmp_path, fixtures_dir, want):
     assert list(npz["layers"]) == [-1, -3] and npz["features"].shape == (4, 2, 16, 32)
     for i, (record, out) in enumerate(zip(records, outs)):
         n = int(inputs["input_mask"][i].sum())
-        assert [f["token"] for f in record["features"]] == inputs["tokens"][i] == list(npz["tokens"][i][:n])
+        assert (
+            [f["token"] for f in record["features"]]
+            == inputs["tokens"][i]
+            == list(npz["tokens"][i][:n])
+        )
         for k, layer in enumerate((-1, -3)):
             expected = out["encoder_outputs"][layer].numpy()[0]
             got = np.array([f["layers"][k]["values"] for f in record["features"]])
             assert all(f["layers"][k]["index"] == layer for f in record["features"])
             np.testing.assert_allclose(got, expected[:n], atol=1e-5)
             np.testing.assert_allclose(npz["features"][i, k], expected, atol=1e-5)
-    np.testing.assert_allclose(npz["features"][:, 0], np.concatenate(
-        [o["sequence_output"].numpy() for o in outs]), atol=1e-5)
+    np.testing.assert_allclose(
+        npz["features"][:, 0],
+        np.concatenate([o["sequence_output"].numpy() for o in outs]),
+        atol=1e-5,
+    )
     assert inputs["segment_ids"][1].max() == 1 and inputs["tokens"][2] == ["[CLS]", "[SEP]"]
     assert inputs["input_mask"][3].sum() == 16  # truncated to --max_seq_length
 
@@ -66,30 +83,43 @@ def test_per_token_jsonl_and_npz_equal_the_model(tmp_path, fixtures_dir, want):
 def test_pooled_jsonl_and_npz_equal_the_model(tmp_path, fixtures_dir, want):
     _, outs = want
     expected = np.concatenate([o["pooled_output"].numpy() for o in outs])
-    records = [json.loads(x) for x in _run(tmp_path, fixtures_dir, "p.jsonl", "--pooled").read_text().splitlines()]
+    records = [
+        json.loads(x)
+        for x in _run(tmp_path, fixtures_dir, "p.jsonl", "--pooled").read_text().splitlines()
+    ]
     np.testing.assert_allclose(np.array([r["pooled"] for r in records]), expected, atol=1e-5)
     npz = np.load(_run(tmp_path, fixtures_dir, "p.npz", "--pooled"))
     np.testing.assert_allclose(npz["pooled"], expected, atol=1e-5)
     assert "features" not in npz
 
 
-@pytest.mark.parametrize("flags, error", [
-    (["--layers=-5"], "--layers=-5: layer -5 is out of range: the model has 4"),
-    (["--layers=last"], "--layers='last': give comma-separated integers"),
-    (["--max_seq_length=65"], "--max_seq_length=65: must be in 2..64"),
-    (["--output_file=OUT.txt"], "must end in .jsonl or .npz"),
-    (["--input_file=EMPTY"], "is empty"),
-    (["--model_dir=NOWHERE"], "--model_dir: model folder"),
-])
+@pytest.mark.parametrize(
+    "flags, error",
+    [
+        (["--layers=-5"], "--layers=-5: layer -5 is out of range: the model has 4"),
+        (["--layers=last"], "--layers='last': give comma-separated integers"),
+        (["--max_seq_length=65"], "--max_seq_length=65: must be in 2..64"),
+        (["--output_file=OUT.txt"], "must end in .jsonl or .npz"),
+        (["--input_file=EMPTY"], "is empty"),
+        (["--model_dir=NOWHERE"], "--model_dir: model folder"),
+    ],
+)
 def test_bad_input_is_one_error_line(tmp_path, fixtures_dir, capsys, flags, error):
     (tmp_path / "in.txt").write_text("hello\n")
     (tmp_path / "empty.txt").write_text("")
-    base = {"--input_file": tmp_path / "in.txt", "--output_file": tmp_path / "o.jsonl",
-            "--model_dir": fixtures_dir / "albert_tiny", "--max_seq_length": 16}
+    base = {
+        "--input_file": tmp_path / "in.txt",
+        "--output_file": tmp_path / "o.jsonl",
+        "--model_dir": fixtures_dir / "albert_tiny",
+        "--max_seq_length": 16,
+    }
     for flag in flags:
         name, value = flag.split("=", 1)
-        base[name] = {"OUT.txt": tmp_path / "o.txt", "EMPTY": tmp_path / "empty.txt",
-                      "NOWHERE": tmp_path / "nowhere"}.get(value, value)
+        base[name] = {
+            "OUT.txt": tmp_path / "o.txt",
+            "EMPTY": tmp_path / "empty.txt",
+            "NOWHERE": tmp_path / "nowhere",
+        }.get(value, value)
     assert extract_features.main([f"{k}={v}" for k, v in base.items()]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and error in lines[0], lines
@@ -100,15 +130,21 @@ def test_fill_mask_is_the_mlm_heads_top_k(tiny, fixtures_dir):
     model, encoder = tiny
     text = "The value of the [MASK] is returned."
     top = fill_mask(fixtures_dir / "albert_tiny", text, top_k=5)
-    assert len(top) == 5 and [p["score"] for p in top] == sorted((p["score"] for p in top), reverse=True)
+    assert len(top) == 5 and [p["score"] for p in top] == sorted(
+        (p["score"] for p in top), reverse=True
+    )
     from albert_tf.inference.representations import _mask_ids
+
     ids, positions = _mask_ids(encoder, text)
     assert ids[positions[0]] == encoder.tokenizer.mask_id
     logits = model({"input_ids": np.array([ids]), "masked_lm_positions": np.array([positions])})[
-        "mlm_logits"].numpy()[0, 0]
+        "mlm_logits"
+    ].numpy()[0, 0]
     assert top[0]["id"] == int(np.argmax(logits))
     assert [p["id"] for p in top] == list(np.argsort(-logits, kind="stable")[:5])
-    assert [p["token"] for p in top] == encoder.tokenizer.convert_ids_to_tokens([p["id"] for p in top])
+    assert [p["token"] for p in top] == encoder.tokenizer.convert_ids_to_tokens(
+        [p["id"] for p in top]
+    )
     probs = np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()
     np.testing.assert_allclose([p["score"] for p in top], probs[[p["id"] for p in top]], rtol=1e-5)
     two = fill_mask(model, "[MASK] is a [MASK].", top_k=3, encoder=encoder)

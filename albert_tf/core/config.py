@@ -1,4 +1,5 @@
 """AlbertConfig: the hyperparameters of an ALBERT model, in Google's `albert_config.json` names."""
+
 from __future__ import annotations
 
 import copy
@@ -8,6 +9,7 @@ import json
 import os
 from typing import Any
 
+from albert_tf.core import fileio
 from albert_tf.core.errors import InputError
 from albert_tf.core.fileio import write_text_atomic
 
@@ -16,8 +18,15 @@ from albert_tf.core.fileio import write_text_atomic
 KNOWN_UNUSED_KEYS = ("net_structure_type", "gap_size", "num_memory_blocks", "layers_to_keep")
 # brightmart/albert_zh's configs: BERT's unused pooler keys, and ln_type (its layout, read in
 # _brightmart_layout); kept in `extra` the same way
-BRIGHTMART_KEYS = ("directionality", "pooler_fc_size", "pooler_num_attention_heads",
-                   "pooler_num_fc_layers", "pooler_size_per_head", "pooler_type", "ln_type")
+BRIGHTMART_KEYS = (
+    "directionality",
+    "pooler_fc_size",
+    "pooler_num_attention_heads",
+    "pooler_num_fc_layers",
+    "pooler_size_per_head",
+    "pooler_type",
+    "ln_type",
+)
 
 ACTIVATIONS = ("gelu", "gelu_new", "gelu_exact", "relu", "tanh", "linear")
 SHARING = ("all", "attention", "ffn", "none")
@@ -60,7 +69,8 @@ class AlbertConfig:
             raise ValueError(
                 "AlbertConfig: sharing='none' gives every layer its own block, which Google "
                 "writes as num_hidden_groups == num_hidden_layers; got num_hidden_groups="
-                f"{self.num_hidden_groups} with num_hidden_layers={self.num_hidden_layers}")
+                f"{self.num_hidden_groups} with num_hidden_layers={self.num_hidden_layers}"
+            )
         if self.sharing == "none":
             self.num_hidden_groups = self.num_hidden_layers
         self.validate()
@@ -68,9 +78,18 @@ class AlbertConfig:
     # ---- validation -------------------------------------------------------------------
     def validate(self) -> None:
         """Raise one ValueError naming the field that makes this config unusable."""
-        positive = ("vocab_size", "embedding_size", "hidden_size", "num_hidden_layers",
-                    "num_hidden_groups", "num_attention_heads", "intermediate_size",
-                    "inner_group_num", "max_position_embeddings", "type_vocab_size")
+        positive = (
+            "vocab_size",
+            "embedding_size",
+            "hidden_size",
+            "num_hidden_layers",
+            "num_hidden_groups",
+            "num_attention_heads",
+            "intermediate_size",
+            "inner_group_num",
+            "max_position_embeddings",
+            "type_vocab_size",
+        )
         for name in positive:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -78,24 +97,33 @@ class AlbertConfig:
         if self.hidden_size % self.num_attention_heads:
             raise ValueError(
                 f"AlbertConfig.hidden_size ({self.hidden_size}) is not divisible by "
-                f"num_attention_heads ({self.num_attention_heads})")
+                f"num_attention_heads ({self.num_attention_heads})"
+            )
         if self.num_hidden_groups > self.num_hidden_layers:
             raise ValueError(
                 f"AlbertConfig.num_hidden_groups ({self.num_hidden_groups}) is larger than "
-                f"num_hidden_layers ({self.num_hidden_layers}): some groups would never be used")
+                f"num_hidden_layers ({self.num_hidden_layers}): some groups would never be used"
+            )
         if self.hidden_act not in ACTIVATIONS:
             raise ValueError(
-                f"AlbertConfig.hidden_act {self.hidden_act!r} is unknown; use one of {ACTIVATIONS}")
+                f"AlbertConfig.hidden_act {self.hidden_act!r} is unknown; use one of {ACTIVATIONS}"
+            )
         if not isinstance(self.recompute_grad, bool):
-            raise ValueError(f"AlbertConfig.recompute_grad must be true or false, got {self.recompute_grad!r}")
+            raise ValueError(
+                f"AlbertConfig.recompute_grad must be true or false, got {self.recompute_grad!r}"
+            )
         if self.sharing not in SHARING:
-            raise ValueError(f"AlbertConfig.sharing {self.sharing!r} is unknown; use one of {SHARING}")
+            raise ValueError(
+                f"AlbertConfig.sharing {self.sharing!r} is unknown; use one of {SHARING}"
+            )
         for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
             value = getattr(self, name)
             if not 0.0 <= float(value) < 1.0:
                 raise ValueError(f"AlbertConfig.{name} must be in [0, 1), got {value!r}")
         if not float(self.initializer_range) > 0:
-            raise ValueError(f"AlbertConfig.initializer_range must be > 0, got {self.initializer_range!r}")
+            raise ValueError(
+                f"AlbertConfig.initializer_range must be > 0, got {self.initializer_range!r}"
+            )
 
     # ---- derived --------------------------------------------------------------------------
     @property
@@ -103,12 +131,13 @@ class AlbertConfig:
         return self.hidden_size // self.num_attention_heads
 
     def group_of_layer(self, layer: int) -> int:
-        """Google's contiguous layer→group map: int(layer / num_hidden_layers * num_hidden_groups)."""
+        """Google's contiguous layer→group map: int(layer / num_hidden_layers *
+        num_hidden_groups)."""
         return int(layer / self.num_hidden_layers * self.num_hidden_groups)
 
     # ---- (de)serialisation in Google's names ------------------------------------------------
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "AlbertConfig":
+    def from_dict(cls, d: dict[str, Any]) -> AlbertConfig:
         """Build from a dict in Google's key names; released-but-unused keys go to `extra`,
         any other unknown key raises InputError with the closest known key."""
         if "vocab_size" not in d:
@@ -135,11 +164,10 @@ class AlbertConfig:
         return d
 
     @classmethod
-    def from_json_file(cls, path: str | os.PathLike) -> "AlbertConfig":
+    def from_json_file(cls, path: str | os.PathLike) -> AlbertConfig:
         """Read Google's albert_config.json; errors name the file."""
         path = os.fspath(path)
         try:
-            from albert_tf.core import fileio
             data = json.loads(fileio.read_text(path))
         except FileNotFoundError:
             raise FileNotFoundError(f"ALBERT config file not found: {path}") from None
@@ -159,7 +187,7 @@ class AlbertConfig:
         """Write albert_config.json atomically (temp file, then rename)."""
         write_text_atomic(path, self.to_json_string())
 
-    def replace(self, **changes) -> "AlbertConfig":
+    def replace(self, **changes) -> AlbertConfig:
         """A copy with some fields changed (validated again)."""
         d = self.to_dict()
         d.update(changes)
@@ -167,7 +195,7 @@ class AlbertConfig:
 
     # ---- presets -----------------------------------------------------------------------------
     @classmethod
-    def from_preset(cls, name: str, **overrides) -> "AlbertConfig":
+    def from_preset(cls, name: str, **overrides) -> AlbertConfig:
         """Config of a released model: albert_{base,large,xlarge,xxlarge}_{v1,v2}."""
         if name not in PRESETS:
             raise ValueError(f"Unknown ALBERT preset {name!r}; known presets: {sorted(PRESETS)}")
@@ -186,9 +214,11 @@ def _brightmart_layout(known: dict, ln_type) -> dict:
     (formats/albert_zh.py), so embedding_size reads as hidden_size. Its pre-LN variant
     computes what Google's post-LN blocks cannot: refused."""
     if ln_type != "postln":
-        raise InputError(f"AlbertConfig: ln_type {ln_type!r} (brightmart/albert_zh's pre-LN "
-                         "blocks, only in its withdrawn xlarge of 2019-10-07) is not supported: "
-                         "ALBERT's blocks are post-LN; use a release whose config says \"postln\"")
+        raise InputError(
+            f"AlbertConfig: ln_type {ln_type!r} (brightmart/albert_zh's pre-LN "
+            "blocks, only in its withdrawn xlarge of 2019-10-07) is not supported: "
+            "ALBERT's blocks are post-LN; use a release whose config says \"postln\""
+        )
     return {**known, "embedding_size": known.get("hidden_size", 4096)}
 
 
@@ -213,12 +243,21 @@ def _preset(size: str, version: str) -> dict[str, Any]:
     hidden, layers, heads, intermediate = _SIZES[size]
     dropout = 0.1 if version == "v1" and size != "xxlarge" else 0.0
     return {
-        "vocab_size": 30000, "embedding_size": 128, "hidden_size": hidden,
-        "num_hidden_layers": layers, "num_hidden_groups": 1, "num_attention_heads": heads,
-        "intermediate_size": intermediate, "inner_group_num": 1, "down_scale_factor": 1,
-        "hidden_act": "gelu", "hidden_dropout_prob": dropout,
-        "attention_probs_dropout_prob": dropout, "max_position_embeddings": 512,
-        "type_vocab_size": 2, "initializer_range": 0.02,
+        "vocab_size": 30000,
+        "embedding_size": 128,
+        "hidden_size": hidden,
+        "num_hidden_layers": layers,
+        "num_hidden_groups": 1,
+        "num_attention_heads": heads,
+        "intermediate_size": intermediate,
+        "inner_group_num": 1,
+        "down_scale_factor": 1,
+        "hidden_act": "gelu",
+        "hidden_dropout_prob": dropout,
+        "attention_probs_dropout_prob": dropout,
+        "max_position_embeddings": 512,
+        "type_vocab_size": 2,
+        "initializer_range": 0.02,
     }
 
 

@@ -19,6 +19,7 @@ operation, each with its local and remote branch.
 >>> fileio.read_text(fileio.join("ram://bucket/run", "notes.txt"))
 'hello'
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -44,14 +45,17 @@ _FULL_TF_ERRORS = {"ResourceExhaustedError"}  # TensorFlow's "No space left on d
 def storage_error(path, error):
     """A StorageError naming `path` when `error` says the storage is full or read-only (local
     ENOSPC, TensorFlow's ResourceExhaustedError, ...); None for any other error."""
-    full = (isinstance(error, OSError) and error.errno in _FULL_ERRNOS) or \
-        type(error).__name__ in _FULL_TF_ERRORS
+    full = (isinstance(error, OSError) and error.errno in _FULL_ERRNOS) or type(
+        error
+    ).__name__ in _FULL_TF_ERRORS
     if not full:
         return None
-    cause = (getattr(error, "strerror", None) or getattr(error, "message", None) or str(error))
+    cause = getattr(error, "strerror", None) or getattr(error, "message", None) or str(error)
     cause = str(cause).strip().splitlines()[0] if str(cause).strip() else type(error).__name__
-    return StorageError(f"cannot write {os.fspath(path)}: {cause}; nothing of it was kept; free "
-                        "space (or fix access), then run the same command again")
+    return StorageError(
+        f"cannot write {os.fspath(path)}: {cause}; nothing of it was kept; free "
+        "space (or fix access), then run the same command again"
+    )
 
 
 @contextlib.contextmanager
@@ -67,7 +71,10 @@ def _reported(path):
 
 
 def _gfile():
-    import tensorflow as tf  # lazily: config and the data builder's workers import this module
+    # config and the data builder's workers import this module without needing TensorFlow
+    # deferred: TensorFlow loads on the first file operation
+    import tensorflow as tf
+
     return tf.io.gfile
 
 
@@ -85,7 +92,7 @@ def is_remote(path) -> bool:
 
 def _local(path) -> str:
     path = os.fspath(path)
-    return path[len("file://"):] if path.startswith("file://") else path
+    return path[len("file://") :] if path.startswith("file://") else path
 
 
 def join(base, *parts) -> str:
@@ -357,12 +364,13 @@ def local_folder_copy(path):
     scratch = tempfile.mkdtemp(prefix="albert_tf-download-")
     try:
         for root, _, files in _gfile().walk(path):
-            rel = root[len(path):].strip("/")
+            rel = root[len(path) :].strip("/")
             target = os.path.join(scratch, *rel.split("/")) if rel else scratch
             os.makedirs(target, exist_ok=True)
             for name in files:
-                _gfile().copy(posixpath.join(root, name), os.path.join(target, name),
-                              overwrite=True)
+                _gfile().copy(
+                    posixpath.join(root, name), os.path.join(target, name), overwrite=True
+                )
         yield scratch
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -386,8 +394,9 @@ def output_folder(path, last=()):
         files = []
         for root, _, names in os.walk(scratch):
             rel = os.path.relpath(root, scratch)
-            files += [name if rel == "." else "/".join([*rel.split(os.sep), name])
-                      for name in names]
+            files += [
+                name if rel == "." else "/".join([*rel.split(os.sep), name]) for name in names
+            ]
         order = sorted(files, key=lambda f: (f in last, last.index(f) if f in last else 0, f))
         with _reported(path):
             for rel in order:
@@ -502,7 +511,7 @@ class _GFileRaw(io.RawIOBase):
 
     def readinto(self, buffer) -> int:
         data = self._file.read(len(buffer))
-        buffer[:len(data)] = data
+        buffer[: len(data)] = data
         return len(data)
 
     def close(self):
@@ -538,8 +547,10 @@ def numbered_lines(path, error=ValueError):
             try:
                 line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
             except UnicodeDecodeError as e:
-                raise error(f"{path}, line {lineno}: not UTF-8 text "
-                            f"(byte {raw[e.start]:#04x} at column {e.start + 1})") from None
+                raise error(
+                    f"{path}, line {lineno}: not UTF-8 text "
+                    f"(byte {raw[e.start]:#04x} at column {e.start + 1})"
+                ) from None
             line = line[:-1] if line.endswith("\n") else line
             yield lineno, line[:-1] if line.endswith("\r") else line
 

@@ -1,16 +1,17 @@
 """Argument checks shared by the learning-rate schedule and the optimizers, so a bad value
 fails at construction with a ValueError that names the argument."""
+
 import numbers
 import re
 
 
-def check_number(name, value, low=None, high=None, low_open=False, high_open=False,
-                  integer=False):
+def check_number(name, value, low=None, high=None, low_open=False, high_open=False, integer=False):
     """Return `value` if it is a number in the given range, else raise ValueError naming `name`."""
     kind = numbers.Integral if integer else numbers.Real
     if isinstance(value, bool) or not isinstance(value, kind):
-        raise ValueError(f"`{name}` must be {'an integer' if integer else 'a number'}, "
-                         f"got {value!r}")
+        raise ValueError(
+            f"`{name}` must be {'an integer' if integer else 'a number'}, got {value!r}"
+        )
     too_low = low is not None and (value <= low if low_open else value < low)
     too_high = high is not None and (value >= high if high_open else value > high)
     if too_low or too_high:
@@ -25,8 +26,10 @@ def check_patterns(name, patterns):
     if patterns is None:
         return []
     if isinstance(patterns, str):
-        raise ValueError(f"`{name}` must be a list of regex strings, not a single string "
-                         f"({patterns!r}); wrap it in a list")
+        raise ValueError(
+            f"`{name}` must be a list of regex strings, not a single string "
+            f"({patterns!r}); wrap it in a list"
+        )
     patterns = list(patterns)
     for p in patterns:
         if not isinstance(p, str):

@@ -6,6 +6,7 @@ length is a multiple of seq_length: rows of seq_length tokens, 4 rows for RACE) 
 length. Padding is masked everywhere in the model, so the real positions' outputs do not change.
 Training order stays a pure function of (seed, position) (see `bucketed_batches`).
 """
+
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -24,7 +25,9 @@ def bucket_lengths(max_seq_length: int, smallest: int = SMALLEST_BUCKET) -> tupl
     512 → (16, 32, 48, 64, 96, 128, 192, 256, 384, 512), 128 → (16, 32, 48, 64, 96, 128),
     100 → (16, 32, 48, 64, 96, 100); max_seq_length ≤ smallest → one bucket (nothing is cut)."""
     if max_seq_length < 1 or smallest < 1:
-        raise ValueError(f"bucket_lengths: lengths must be positive, got {max_seq_length}, {smallest}")
+        raise ValueError(
+            f"bucket_lengths: lengths must be positive, got {max_seq_length}, {smallest}"
+        )
     ladder, power = [], smallest
     while power < max_seq_length:
         ladder += [power, power * 3 // 2] if power >= 2 * smallest else [power]
@@ -42,8 +45,12 @@ def tpu_bucket_lengths(max_seq_length: int, smallest: int = SMALLEST_BUCKET) -> 
     """
     if max_seq_length < 1 or smallest < 1:
         raise ValueError(f"tpu_bucket_lengths: lengths must be positive, got {max_seq_length}")
-    return tuple(sorted({b for b in (max_seq_length // 4, max_seq_length // 2) if b >= smallest}
-                        | {max_seq_length}))
+    return tuple(
+        sorted(
+            {b for b in (max_seq_length // 4, max_seq_length // 2) if b >= smallest}
+            | {max_seq_length}
+        )
+    )
 
 
 PER_EXAMPLE_FEATURES = ("label_vector",)  # never per token, whatever their length
@@ -52,9 +59,11 @@ PER_EXAMPLE_FEATURES = ("label_vector",)  # never per token, whatever their leng
 def token_features(spec: dict, seq_length: int) -> dict:
     """{name: rows} of the per-token features: those of length rows·seq_length (but a
     multi-label task's label_vector, whose label count may happen to be such a multiple)."""
-    return {name: length // seq_length for name, (_, length) in spec.items()
-            if length >= seq_length and length % seq_length == 0
-            and name not in PER_EXAMPLE_FEATURES}
+    return {
+        name: length // seq_length
+        for name, (_, length) in spec.items()
+        if length >= seq_length and length % seq_length == 0 and name not in PER_EXAMPLE_FEATURES
+    }
 
 
 def record_lengths(input_mask, rows: int, seq_length: int):
@@ -74,7 +83,8 @@ def bucket_of(lengths, buckets: Sequence[int]):
 
 
 def slice_batch(batch: dict, tokens: dict, seq_length: int, length) -> dict:
-    """`batch` with every per-token feature cut to `length` positions per row; others as they are."""
+    """`batch` with every per-token feature cut to `length` positions per row; others as they
+    are."""
     out = dict(batch)
     for name, rows in tokens.items():
         x = tf.reshape(batch[name], [-1, rows, seq_length])[:, :, :length]
@@ -89,14 +99,23 @@ def _window_order(lengths, groups: int, group_size: int, seed, window):
     if seed is None:
         keys = tf.random.uniform([groups])
     else:
-        keys = tf.random.stateless_uniform([groups], tf.stack([tf.constant(seed, tf.int64), window]))
+        keys = tf.random.stateless_uniform(
+            [groups], tf.stack([tf.constant(seed, tf.int64), window])
+        )
     group_order = tf.argsort(keys, stable=True)
     return tf.reshape(tf.gather(tf.reshape(order, [groups, group_size]), group_order), [-1])
 
 
-def bucketed_batches(records, spec: dict, seq_length: int, batch_size: int, seed=None,
-                     replicas: int = 1, window_batches: int = WINDOW_BATCHES,
-                     buckets: Optional[Sequence[int]] = None):
+def bucketed_batches(
+    records,
+    spec: dict,
+    seq_length: int,
+    batch_size: int,
+    seed=None,
+    replicas: int = 1,
+    window_batches: int = WINDOW_BATCHES,
+    buckets: Optional[Sequence[int]] = None,
+):
     """Training batches of `batch_size` from an infinite stream of `records`, cut to bucket lengths.
 
     Windows of window_batches·replicas·batch_size consecutive records are sorted by length and cut
@@ -115,15 +134,19 @@ def bucketed_batches(records, spec: dict, seq_length: int, batch_size: int, seed
     def regroup(window, w):
         lengths = record_lengths(w["input_mask"], rows, seq_length)
         order = _window_order(lengths, window_batches, group_size, seed, window)
-        grouped = {k: tf.reshape(tf.gather(v, order), [window_batches * replicas, batch_size, -1])
-                   for k, v in w.items()}
-        batch_lengths = tf.reduce_max(tf.reshape(tf.gather(lengths, order),
-                                                 [window_batches, group_size]), axis=1)
+        grouped = {
+            k: tf.reshape(tf.gather(v, order), [window_batches * replicas, batch_size, -1])
+            for k, v in w.items()
+        }
+        batch_lengths = tf.reduce_max(
+            tf.reshape(tf.gather(lengths, order), [window_batches, group_size]), axis=1
+        )
         cut = tf.repeat(bucket_of(batch_lengths, buckets), replicas)
         return tf.data.Dataset.from_tensor_slices((grouped, cut))
 
     return windows.flat_map(regroup).map(
-        lambda batch, length: slice_batch(batch, tokens, seq_length, length))
+        lambda batch, length: slice_batch(batch, tokens, seq_length, length)
+    )
 
 
 def eval_batches_plan(lengths: np.ndarray, batch_size: int, buckets: Sequence[int]):

@@ -1,5 +1,6 @@
 """The Keras callbacks of the training engine: stop at the step count, stop on a non-finite
 loss, log the step rate, and checkpoint + evaluate at each save point."""
+
 from __future__ import annotations
 
 import time
@@ -9,8 +10,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.engine.fault_injection import kill_point
 from albert_tf.core.errors import TrainingError
+from albert_tf.engine.fault_injection import kill_point
 
 
 class NonFiniteLossError(TrainingError):
@@ -51,12 +52,16 @@ class StopOnNonFiniteLoss(keras.callbacks.Callback):
             return
         self.e.failed = True
         step = self.e.step()
-        where = (f"step {step}" if self.per_execution == 1 else
-                 f"step {step} (within steps {step - self.per_execution + 1}..{step}, one "
-                 f"execution of --iterations_per_loop={self.per_execution})")
+        where = (
+            f"step {step}"
+            if self.per_execution == 1
+            else f"step {step} (within steps {step - self.per_execution + 1}..{step}, one "
+            f"execution of --iterations_per_loop={self.per_execution})"
+        )
         raise NonFiniteLossError(
             f"non-finite training loss {_scalar(loss)} at {where}; training stopped, the last good "
-            f"checkpoint is {self.e.latest_checkpoint() or 'none (nothing was saved)'}")
+            f"checkpoint is {self.e.latest_checkpoint() or 'none (nothing was saved)'}"
+        )
 
 
 class StepRateLogger(keras.callbacks.Callback):
@@ -65,7 +70,12 @@ class StepRateLogger(keras.callbacks.Callback):
 
     def __init__(self, every, global_batch_size, writer, step_fn):
         super().__init__()
-        self.every, self.batch, self.writer, self.step_fn = every, global_batch_size, writer, step_fn
+        self.every, self.batch, self.writer, self.step_fn = (
+            every,
+            global_batch_size,
+            writer,
+            step_fn,
+        )
         self._t, self._s = None, None
 
     def on_train_begin(self, logs=None):
@@ -79,8 +89,14 @@ class StepRateLogger(keras.callbacks.Callback):
             loss = (logs or {}).get("loss")
             loss = None if loss is None else _scalar(loss)
             lr = _scalar(self.model.optimizer.learning_rate)
-            logging.info("step %d: %.2f steps/s, %.1f examples/s, loss %s, learning rate %.3g", step,
-                         rate, rate * self.batch, loss, lr)
+            logging.info(
+                "step %d: %.2f steps/s, %.1f examples/s, loss %s, learning rate %.3g",
+                step,
+                rate,
+                rate * self.batch,
+                loss,
+                lr,
+            )
             with self.writer.as_default(step=step), tf.summary.record_if(True):
                 tf.summary.scalar("steps_per_second", rate)
                 tf.summary.scalar("examples_per_second", rate * self.batch)

@@ -4,6 +4,7 @@ stderr line, `error: <message>`, and the error's exit code (2 for InputError), n
 `--verbose_errors` keeps the traceback for debugging. Flag-parse errors (an unknown flag, a
 value of the wrong type, a required flag left out) and absl UsageError exit with code 2 too.
 """
+
 from __future__ import annotations
 
 import sys
@@ -17,8 +18,11 @@ from albert_tf.core.fileio import storage_error
 USAGE_EXIT_CODE = InputError.exit_code
 
 if "verbose_errors" not in flags.FLAGS:
-    flags.DEFINE_bool("verbose_errors", False,
-                      "On an error, print the Python traceback before the one `error:` line.")
+    flags.DEFINE_bool(
+        "verbose_errors",
+        False,
+        "On an error, print the Python traceback before the one `error:` line.",
+    )
 
 
 def one_line(message) -> str:
@@ -62,6 +66,7 @@ def parse_flags(argv):
 
 def guarded(main):
     """`main` with AlbertError and UsageError turned into the one-line error and exit code."""
+
     def wrapped(argv):
         try:
             return main(argv)
@@ -71,10 +76,15 @@ def guarded(main):
             mapped = storage_error("a file", e)
             if mapped is None:
                 raise
-            fail(f"storage full or read-only: {_cause(e)}; free space (or fix access), then run "
-                 "the same command again to resume", mapped.exit_code, _verbose())
+            fail(
+                f"storage full or read-only: {_cause(e)}; free space (or fix access), then run "
+                "the same command again to resume",
+                mapped.exit_code,
+                _verbose(),
+            )
         except app.UsageError as e:
             fail(e, USAGE_EXIT_CODE, _verbose())
+
     return wrapped
 
 

@@ -1,16 +1,17 @@
 """Compiling a model for training (XLA, loss scaling, several steps per execution) or for
 inference, with a step loop that MultiWorkerMirroredStrategy's collectives can run in."""
+
 from __future__ import annotations
 
 import contextlib
 import math
 
 import keras
+from keras.src.backend.tensorflow.trainer import reduce_per_replica
 import tensorflow as tf
 
 from albert_tf.engine import distribute
 from albert_tf.engine.run_config import RunConfig
-from keras.src.backend.tensorflow.trainer import reduce_per_replica
 
 
 def compile_for_training(model, optimizer, run: RunConfig, strategy, steps_per_epoch=None):
@@ -21,8 +22,11 @@ def compile_for_training(model, optimizer, run: RunConfig, strategy, steps_per_e
     per_execution = run.iterations_per_loop
     if steps_per_epoch:
         per_execution = math.gcd(per_execution, steps_per_epoch)
-    model.compile(optimizer=optimizer, jit_compile=distribute.jit_compile_default(strategy, run.jit_compile),
-                  steps_per_execution=per_execution)
+    model.compile(
+        optimizer=optimizer,
+        jit_compile=distribute.jit_compile_default(strategy, run.jit_compile),
+        steps_per_execution=per_execution,
+    )
     if per_execution > 1:
         model.train_function = step_function(model, model.train_step, per_execution)
         model.test_function = step_function(model, model.test_step, 1)

@@ -1,8 +1,10 @@
-"""One place for tf.distribute: strategies from flags, batch semantics, chief-only writing, precision.
+"""One place for tf.distribute: strategies from flags, batch semantics, chief-only writing,
+precision.
 
 Every driver calls `strategy_from_flags(FLAGS)`; `train_batch_size` is the global batch, as on
 Google's TPUs, and datasets are built per input pipeline with the per-replica batch.
 """
+
 from __future__ import annotations
 
 import json
@@ -11,6 +13,7 @@ import tempfile
 
 from absl import flags, logging
 import tensorflow as tf
+
 from albert_tf.core import fileio
 
 STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
@@ -21,26 +24,46 @@ def define_distribution_flags():
     """The flags every driver shares (Google's TPU flags plus strategy, precision and XLA)."""
     if "strategy_type" in flags.FLAGS:
         return
-    flags.DEFINE_enum("strategy_type", "one_device", STRATEGIES,
-                      "tf.distribute strategy; --use_tpu selects 'tpu'.")
-    flags.DEFINE_bool("use_tpu", False, "Run on Cloud TPU (Google's flag; same as --strategy_type=tpu).")
+    flags.DEFINE_enum(
+        "strategy_type",
+        "one_device",
+        STRATEGIES,
+        "tf.distribute strategy; --use_tpu selects 'tpu'.",
+    )
+    flags.DEFINE_bool(
+        "use_tpu", False, "Run on Cloud TPU (Google's flag; same as --strategy_type=tpu)."
+    )
     flags.DEFINE_string("tpu", None, "TPU name or grpc:// address ('local' on a TPU VM).")
     flags.DEFINE_string("tpu_name", None, "Google's name for --tpu.")
     flags.DEFINE_string("tpu_zone", None, "GCE zone of the TPU.")
     flags.DEFINE_string("gcp_project", None, "GCP project of the TPU.")
-    flags.DEFINE_string("master", None, "TensorFlow master address (Google's flag; used as the TPU address).")
+    flags.DEFINE_string(
+        "master", None, "TensorFlow master address (Google's flag; used as the TPU address)."
+    )
     flags.DEFINE_integer("num_tpu_cores", 8, "Google's flag; TPUStrategy finds the cores itself.")
     flags.DEFINE_integer("num_gpus", None, "GPUs for the mirrored strategy (default: all visible).")
-    flags.DEFINE_enum("all_reduce_alg", None, ["nccl", "hierarchical_copy", "ring", "auto"],
-                      "Cross-device all-reduce for mirrored / multi-worker strategies.")
-    flags.DEFINE_enum("dtype", "float32", DTYPES, "Compute precision (Keras mixed precision policy).")
+    flags.DEFINE_enum(
+        "all_reduce_alg",
+        None,
+        ["nccl", "hierarchical_copy", "ring", "auto"],
+        "Cross-device all-reduce for mirrored / multi-worker strategies.",
+    )
+    flags.DEFINE_enum(
+        "dtype", "float32", DTYPES, "Compute precision (Keras mixed precision policy)."
+    )
     flags.DEFINE_bool("jit_compile", None, "Compile the train step with XLA (default: on for TPU).")
-    flags.DEFINE_integer("gradient_accumulation_steps", 1,
-                         "Micro-batches per optimizer update (one update = one step on their concatenation).")
-    flags.DEFINE_bool("recompute_grad", False,
-                      "Recompute each shared Transformer block's activations in the backward pass "
-                      "(one custom gradient over the layer loop, docs/performance.md): the same "
-                      "gradients, less activation memory, more time.")
+    flags.DEFINE_integer(
+        "gradient_accumulation_steps",
+        1,
+        "Micro-batches per optimizer update (one update = one step on their concatenation).",
+    )
+    flags.DEFINE_bool(
+        "recompute_grad",
+        False,
+        "Recompute each shared Transformer block's activations in the backward pass "
+        "(one custom gradient over the layer loop, docs/performance.md): the same "
+        "gradients, less activation memory, more time.",
+    )
 
 
 def _tpu_strategy(tpu, zone, project):
@@ -49,9 +72,12 @@ def _tpu_strategy(tpu, zone, project):
         raise ValueError(
             "--use_tpu/--strategy_type=tpu needs a reachable TPU: pass --tpu (or --tpu_name) with "
             "the TPU's name or grpc:// address, or --tpu=local on a TPU VM; none was given and "
-            "this machine has no TPU")
+            "this machine has no TPU"
+        )
     try:
-        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu, zone=zone, project=project)
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(
+            tpu=tpu, zone=zone, project=project
+        )
         if tpu not in (None, "local"):
             tf.config.experimental_connect_to_cluster(resolver)
         tf.tpu.experimental.initialize_tpu_system(resolver)
@@ -72,8 +98,17 @@ def _cross_device_ops(alg):
     return None
 
 
-def get_strategy(strategy_type="one_device", *, use_tpu=False, tpu=None, tpu_zone=None,
-                 gcp_project=None, num_gpus=None, all_reduce_alg=None, devices=None):
+def get_strategy(
+    strategy_type="one_device",
+    *,
+    use_tpu=False,
+    tpu=None,
+    tpu_zone=None,
+    gcp_project=None,
+    num_gpus=None,
+    all_reduce_alg=None,
+    devices=None,
+):
     """Build the tf.distribute strategy; `devices` overrides the mirrored device list."""
     if use_tpu:
         strategy_type = "tpu"
@@ -91,30 +126,43 @@ def get_strategy(strategy_type="one_device", *, use_tpu=False, tpu=None, tpu_zon
         if n > len(gpus):
             raise ValueError(f"--num_gpus={n} but only {len(gpus)} GPUs are visible")
         devices = [f"/gpu:{i}" for i in range(n)] or ["/cpu:0"]
-    return tf.distribute.MirroredStrategy(devices=devices,
-                                          cross_device_ops=_cross_device_ops(all_reduce_alg))
+    return tf.distribute.MirroredStrategy(
+        devices=devices, cross_device_ops=_cross_device_ops(all_reduce_alg)
+    )
 
 
 def _multi_worker_strategy(all_reduce_alg):
     """MultiWorkerMirroredStrategy from TF_CONFIG; must be created before any other TF op."""
     if "TF_CONFIG" not in os.environ:
-        raise ValueError("--strategy_type=multi_worker_mirrored needs the TF_CONFIG environment variable")
-    impl = {"nccl": tf.distribute.experimental.CommunicationImplementation.NCCL,
-            "ring": tf.distribute.experimental.CommunicationImplementation.RING}.get(
-        all_reduce_alg, tf.distribute.experimental.CommunicationImplementation.AUTO)
+        raise ValueError(
+            "--strategy_type=multi_worker_mirrored needs the TF_CONFIG environment variable"
+        )
+    impl = {
+        "nccl": tf.distribute.experimental.CommunicationImplementation.NCCL,
+        "ring": tf.distribute.experimental.CommunicationImplementation.RING,
+    }.get(all_reduce_alg, tf.distribute.experimental.CommunicationImplementation.AUTO)
     return tf.distribute.MultiWorkerMirroredStrategy(
-        communication_options=tf.distribute.experimental.CommunicationOptions(implementation=impl))
+        communication_options=tf.distribute.experimental.CommunicationOptions(implementation=impl)
+    )
 
 
 def strategy_from_flags(FLAGS):
     """The strategy the shared distribution flags ask for, with the precision policy set."""
     set_precision(FLAGS.dtype)
     strategy = get_strategy(
-        FLAGS.strategy_type, use_tpu=FLAGS.use_tpu, tpu=FLAGS.tpu or FLAGS.tpu_name or FLAGS.master,
-        tpu_zone=FLAGS.tpu_zone, gcp_project=FLAGS.gcp_project, num_gpus=FLAGS.num_gpus,
-        all_reduce_alg=FLAGS.all_reduce_alg)
-    logging.info("strategy %s with %d replicas in sync", type(strategy).__name__,
-                 strategy.num_replicas_in_sync)
+        FLAGS.strategy_type,
+        use_tpu=FLAGS.use_tpu,
+        tpu=FLAGS.tpu or FLAGS.tpu_name or FLAGS.master,
+        tpu_zone=FLAGS.tpu_zone,
+        gcp_project=FLAGS.gcp_project,
+        num_gpus=FLAGS.num_gpus,
+        all_reduce_alg=FLAGS.all_reduce_alg,
+    )
+    logging.info(
+        "strategy %s with %d replicas in sync",
+        type(strategy).__name__,
+        strategy.num_replicas_in_sync,
+    )
     return strategy
 
 
@@ -126,11 +174,14 @@ def jit_compile_default(strategy, requested=None):
 
 
 def set_precision(dtype: str):
-    """Keras mixed precision: variables stay float32; LayerNorm, softmax and losses run in float32."""
+    """Keras mixed precision: variables stay float32; LayerNorm, softmax and losses run in
+    float32."""
     policies = {"float32": "float32", "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}
     if dtype not in policies:
         raise ValueError(f"--dtype {dtype!r} is unknown; use one of {DTYPES}")
+    # deferred: keeps TensorFlow off this module's import
     import keras
+
     keras.mixed_precision.set_global_policy(policies[dtype])
 
 
@@ -138,19 +189,26 @@ def per_replica_batch_size(global_batch_size: int, strategy) -> int:
     """The global batch split over replicas; it must divide evenly (static shapes)."""
     n = strategy.num_replicas_in_sync
     if global_batch_size % n:
-        raise ValueError(f"batch size {global_batch_size} is not divisible by the {n} replicas in sync")
+        raise ValueError(
+            f"batch size {global_batch_size} is not divisible by the {n} replicas in sync"
+        )
     return global_batch_size // n
 
 
 def distribute_dataset(strategy, dataset_fn, global_batch_size: int):
     """`dataset_fn(per_replica_batch, input_context)` → dataset, built once per input pipeline."""
     per_replica = per_replica_batch_size(global_batch_size, strategy)
-    logging.info("global batch %d = %d replicas × %d", global_batch_size,
-                 strategy.num_replicas_in_sync, per_replica)
+    logging.info(
+        "global batch %d = %d replicas × %d",
+        global_batch_size,
+        strategy.num_replicas_in_sync,
+        per_replica,
+    )
     if isinstance(strategy, tf.distribute.OneDeviceStrategy) or strategy.num_replicas_in_sync == 1:
         return dataset_fn(per_replica, tf.distribute.InputContext())
     return strategy.distribute_datasets_from_function(
-        lambda ctx: dataset_fn(ctx.get_per_replica_batch_size(global_batch_size), ctx))
+        lambda ctx: dataset_fn(ctx.get_per_replica_batch_size(global_batch_size), ctx)
+    )
 
 
 # ---- chief-only writing ------------------------------------------------------------------------

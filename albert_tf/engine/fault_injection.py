@@ -6,6 +6,7 @@ The engine calls it where a real preemption could strike (after a step, after a 
 written, after a save point's bookkeeping), so those tests can show that a run killed there
 resumes to the same result as an unbroken one.
 """
+
 import os
 import signal
 
@@ -18,7 +19,9 @@ def kill_point(point: str, step: int):
     """Test-only: SIGKILL this process when $ALBERT_TF_TEST_KILL_AT is `point:step`, or
     send it SIGTERM (a VM's preemption notice) when it is `sigterm@point:step`."""
     if os.environ.get(KILL_AT_ENV) == f"sigterm@{point}:{step}":
-        logging.warning("%s=%s: SIGTERM to pid %d", KILL_AT_ENV, os.environ[KILL_AT_ENV], os.getpid())
+        logging.warning(
+            "%s=%s: SIGTERM to pid %d", KILL_AT_ENV, os.environ[KILL_AT_ENV], os.getpid()
+        )
         os.kill(os.getpid(), signal.SIGTERM)
     if os.environ.get(KILL_AT_ENV) == f"{point}:{step}":
         logging.warning("%s=%s: killing pid %d", KILL_AT_ENV, os.environ[KILL_AT_ENV], os.getpid())

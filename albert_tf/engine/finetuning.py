@@ -4,6 +4,7 @@ eval padding, prediction, optimizer and training through the one engine.
 A task supplies its model, its cached records and a function from predictions to metrics;
 nothing of the training loop is written per task.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -11,27 +12,28 @@ import contextvars
 import dataclasses
 from typing import Callable, Optional
 
+from absl import logging
 import numpy as np
 import tensorflow as tf
 
+from albert_tf.core import fileio
 from albert_tf.engine import bucketing, distribute, training
-from albert_tf.engine.records import decode, shuffled_epochs
-from albert_tf.engine.task_protocol import FineTuningTask, check_task
 from albert_tf.engine.compiling import compile_for_inference
 from albert_tf.engine.init_checkpoint import init_from_checkpoint
+from albert_tf.engine.optimizers import create_optimizer
+from albert_tf.engine.records import decode, shuffled_epochs
 from albert_tf.engine.results import append_results
 from albert_tf.engine.run_config import RunConfig
 from albert_tf.engine.run_lock import output_dir_lock
 from albert_tf.engine.save_points import BEST_CHECKPOINT
-from albert_tf.engine.optimizers import create_optimizer
+from albert_tf.engine.task_protocol import FineTuningTask, check_task
 from albert_tf.modeling.padding_free import set_padding_free
-from absl import logging
-from albert_tf.core import fileio
 
 
 @dataclasses.dataclass
 class FineTuningOptions:
     """The flags every fine-tuning driver shares (Google's names)."""
+
     output_dir: str
     init_checkpoint: Optional[str] = None
     train_batch_size: int = 32
@@ -84,15 +86,25 @@ def fake_record(spec: dict) -> dict:
     return {name: tf.zeros([length], kinds[kind]) for name, (kind, length) in spec.items()}
 
 
-def records_dataset(path, spec: dict, batch_size: int, is_training: bool, *,
-                    num_records: Optional[int] = None, seed=None,
-                    input_context: Optional[tf.distribute.InputContext] = None,
-                    seq_length: Optional[int] = None, buckets: Optional[tuple] = None):
+def records_dataset(
+    path,
+    spec: dict,
+    batch_size: int,
+    is_training: bool,
+    *,
+    num_records: Optional[int] = None,
+    seed=None,
+    input_context: Optional[tf.distribute.InputContext] = None,
+    seq_length: Optional[int] = None,
+    buckets: Optional[tuple] = None,
+):
     """Training: shuffled, repeated batches (cut to `buckets`, by default this run's bucket
-    lengths, when `seq_length` is given, see engine/bucketing.py). Eval/predict: every record once, in order, then fake records to a
+    lengths, when `seq_length` is given, see engine/bucketing.py). Eval/predict: every record once,
+    in order, then fake records to a
     whole number of batches (static shapes for TPU/XLA; fakes have weight 0)."""
-    ds = tf.data.TFRecordDataset(str(path)).map(lambda s: decode(s, spec),
-                                                num_parallel_calls=tf.data.AUTOTUNE)
+    ds = tf.data.TFRecordDataset(str(path)).map(
+        lambda s: decode(s, spec), num_parallel_calls=tf.data.AUTOTUNE
+    )
     if is_training:
         pipelines = input_context.num_input_pipelines if input_context is not None else 1
         if pipelines > 1:
@@ -103,8 +115,9 @@ def records_dataset(path, spec: dict, batch_size: int, is_training: bool, *,
         buckets = tuple(buckets or run_buckets(seq_length)) if seq_length else ()
         if seq_length and pipelines == 1 and len(buckets) > 1:
             replicas = max(1, input_context.num_replicas_in_sync) if input_context else 1
-            return bucketing.bucketed_batches(ds, spec, seq_length, batch_size, seed, replicas,
-                                              buckets=buckets).prefetch(tf.data.AUTOTUNE)
+            return bucketing.bucketed_batches(
+                ds, spec, seq_length, batch_size, seed, replicas, buckets=buckets
+            ).prefetch(tf.data.AUTOTUNE)
     else:
         if num_records is None:
             raise ValueError("eval/predict datasets need num_records to pad to whole batches")
@@ -127,8 +140,15 @@ def _every_worker(ds):
     return ds.with_options(options)
 
 
-def predict_records(model, path, spec, num_records: int, batch_size: int,
-                    seq_length: Optional[int] = None, token_outputs: tuple = ()) -> dict:
+def predict_records(
+    model,
+    path,
+    spec,
+    num_records: int,
+    batch_size: int,
+    seq_length: Optional[int] = None,
+    token_outputs: tuple = (),
+) -> dict:
     """Model outputs for every real record, in file order, as numpy arrays.
 
     With `seq_length` (and bucketing on, see `bucket_by_length`) the file is read once into
@@ -147,14 +167,19 @@ def _read_all(path, spec: dict) -> dict:
     """Every record of `path` decoded in one pass, as {name: numpy array [records, length]}
     (int64 features as int32, as `decode` gives them)."""
     parts = {name: [] for name in spec}
-    ds = tf.data.TFRecordDataset(str(path)).batch(1024).map(lambda s: decode(s, spec),
-                                                            num_parallel_calls=tf.data.AUTOTUNE)
+    ds = (
+        tf.data.TFRecordDataset(str(path))
+        .batch(1024)
+        .map(lambda s: decode(s, spec), num_parallel_calls=tf.data.AUTOTUNE)
+    )
     for batch in ds.prefetch(tf.data.AUTOTUNE):
         for name, value in batch.items():
             parts[name].append(value.numpy())
     empty = {"int64": np.int32, "float": np.float32}
-    return {name: np.concatenate(parts[name]) if parts[name]
-            else np.zeros((0, length), empty[kind]) for name, (kind, length) in spec.items()}
+    return {
+        name: np.concatenate(parts[name]) if parts[name] else np.zeros((0, length), empty[kind])
+        for name, (kind, length) in spec.items()
+    }
 
 
 def _bucket_dataset(arrays, members, tokens, seq_length, length, batch_size):
@@ -176,32 +201,42 @@ def _predict_bucketed(model, path, spec, num_records, batch_size, seq_length, to
     count = len(arrays["input_mask"])
     if count != num_records:
         raise ValueError(f"{path}: {count} records, expected {num_records}")
-    lengths = (bucketing.record_lengths(arrays["input_mask"], tokens["input_mask"],
-                                        seq_length).numpy() if count else np.zeros(0, np.int32))
+    lengths = (
+        bucketing.record_lengths(arrays["input_mask"], tokens["input_mask"], seq_length).numpy()
+        if count
+        else np.zeros(0, np.int32)
+    )
     results = {}
     for length, batch, members in bucketing.eval_batches_plan(
-            lengths, batch_size, run_buckets(seq_length)):
+        lengths, batch_size, run_buckets(seq_length)
+    ):
         real = members[members >= 0]
         ds = _bucket_dataset(arrays, members, tokens, seq_length, length, batch)
         outputs = model.predict(ds, verbose=0)
         for name, value in outputs.items():
-            value = np.asarray(value)[:len(real)]
+            value = np.asarray(value)[: len(real)]
             if name in token_outputs and value.shape[1] < seq_length:
                 fill = [(0, 0), (0, seq_length - value.shape[1])] + [(0, 0)] * (value.ndim - 2)
                 value = np.pad(value, fill, constant_values=-np.inf)
             if name not in results:
                 results[name] = np.zeros((num_records,) + value.shape[1:], value.dtype)
             if results[name].shape[1:] != value.shape[1:]:
-                raise ValueError(f"output {name!r} changes shape with the bucket length "
-                                 f"({value.shape[1:]}): name it in token_outputs")
+                raise ValueError(
+                    f"output {name!r} changes shape with the bucket length "
+                    f"({value.shape[1:]}): name it in token_outputs"
+                )
             results[name][real] = value
     return results
 
 
 def optimizer_fn(opts: FineTuningOptions):
-    return lambda: create_optimizer(opts.learning_rate, opts.train_step, opts.warmup_step,
-                                    optimizer=opts.optimizer,
-                                    gradient_accumulation_steps=opts.gradient_accumulation_steps)
+    return lambda: create_optimizer(
+        opts.learning_rate,
+        opts.train_step,
+        opts.warmup_step,
+        optimizer=opts.optimizer,
+        gradient_accumulation_steps=opts.gradient_accumulation_steps,
+    )
 
 
 def padding_free_model_fn(model_fn: Callable, opts: FineTuningOptions) -> Callable:
@@ -216,38 +251,68 @@ def build_eval_model(model_fn: Callable, opts: FineTuningOptions, strategy=None,
     output_dir, or init_checkpoint, in that order; compiled for prediction."""
     strategy = strategy or tf.distribute.get_strategy()
     with strategy.scope():
-        model = compile_for_inference(padding_free_model_fn(model_fn, opts)(), strategy,
-                                               opts.jit_compile)
+        model = compile_for_inference(
+            padding_free_model_fn(model_fn, opts)(), strategy, opts.jit_compile
+        )
     source = checkpoint or tf.train.latest_checkpoint(opts.output_dir) or opts.init_checkpoint
     if source:
         init_from_checkpoint(model, source, require_encoder=True)
     return model
 
 
-def finetune(model_fn: Callable, train_records: tuple, spec: dict, opts: FineTuningOptions,
-             strategy=None, *, evaluate_fn=None, best_metric=None, best_mode="max",
-             seq_length: Optional[int] = None):
+def finetune(
+    model_fn: Callable,
+    train_records: tuple,
+    spec: dict,
+    opts: FineTuningOptions,
+    strategy=None,
+    *,
+    evaluate_fn=None,
+    best_metric=None,
+    best_mode="max",
+    seq_length: Optional[int] = None,
+):
     """Train a task model on (path, count) records through the engine, evaluating each saved
     checkpoint with `evaluate_fn(model) -> metrics` and keeping the best as model.ckpt-best.
     Batches are cut to bucket lengths when opts.bucket_by_length and `seq_length` is given."""
     path, _ = train_records
     run = RunConfig(
-        output_dir=opts.output_dir, num_train_steps=opts.train_step,
+        output_dir=opts.output_dir,
+        num_train_steps=opts.train_step,
         save_checkpoints_steps=opts.save_checkpoints_steps,
-        keep_checkpoint_max=opts.keep_checkpoint_max, iterations_per_loop=opts.iterations_per_loop,
-        jit_compile=opts.jit_compile, best_metric=best_metric if evaluate_fn else None,
-        best_mode=best_mode, log_every_steps=opts.log_every_steps,
-        gradient_accumulation_steps=opts.gradient_accumulation_steps, verbose=opts.verbose,
-        seed=opts.seed)
+        keep_checkpoint_max=opts.keep_checkpoint_max,
+        iterations_per_loop=opts.iterations_per_loop,
+        jit_compile=opts.jit_compile,
+        best_metric=best_metric if evaluate_fn else None,
+        best_mode=best_mode,
+        log_every_steps=opts.log_every_steps,
+        gradient_accumulation_steps=opts.gradient_accumulation_steps,
+        verbose=opts.verbose,
+        seed=opts.seed,
+    )
     seq_length = seq_length if opts.bucket_by_length else None
     # built here, not from the context: tf.distribute may call dataset_fn on another thread
     buckets = run_buckets(seq_length) if seq_length else None
-    dataset_fn = lambda batch, ctx: records_dataset(path, spec, batch, True, seed=opts.seed,  # noqa: E731
-                                                    input_context=ctx, seq_length=seq_length,
-                                                    buckets=buckets)
-    return training.train(padding_free_model_fn(model_fn, opts), optimizer_fn(opts), dataset_fn,
-                          global_batch_size=opts.train_batch_size, run=run, strategy=strategy,
-                          evaluate_fn=evaluate_fn, init_checkpoint=opts.init_checkpoint)
+    dataset_fn = lambda batch, ctx: records_dataset(
+        path,
+        spec,
+        batch,
+        True,
+        seed=opts.seed,  # noqa: E731
+        input_context=ctx,
+        seq_length=seq_length,
+        buckets=buckets,
+    )
+    return training.train(
+        padding_free_model_fn(model_fn, opts),
+        optimizer_fn(opts),
+        dataset_fn,
+        global_batch_size=opts.train_batch_size,
+        run=run,
+        strategy=strategy,
+        evaluate_fn=evaluate_fn,
+        init_checkpoint=opts.init_checkpoint,
+    )
 
 
 def warn_if_random_init(opts: FineTuningOptions, do_train: bool) -> bool:
@@ -255,13 +320,24 @@ def warn_if_random_init(opts: FineTuningOptions, do_train: bool) -> bool:
     to resume in output_dir): the classic "ALBERT gets 50% on SST-2" run. True if warned."""
     if not do_train or opts.init_checkpoint or tf.train.latest_checkpoint(opts.output_dir):
         return False
-    logging.warning("--init_checkpoint is not set: training starts from random weights, not a "
-                    "pretrained ALBERT (pass the released model.ckpt-best to fine-tune it)")
+    logging.warning(
+        "--init_checkpoint is not set: training starts from random weights, not a "
+        "pretrained ALBERT (pass the released model.ckpt-best to fine-tune it)"
+    )
     return True
 
 
-def run_finetuning(task: FineTuningTask, model_fn: Callable, opts: FineTuningOptions, strategy=None, *,
-                   do_train=False, do_eval=False, do_predict=False, export_fn=None) -> dict:
+def run_finetuning(
+    task: FineTuningTask,
+    model_fn: Callable,
+    opts: FineTuningOptions,
+    strategy=None,
+    *,
+    do_train=False,
+    do_eval=False,
+    do_predict=False,
+    export_fn=None,
+) -> dict:
     """Google's fine-tuning flow for any task: train (evaluating each checkpoint on dev, the best
     kept as model.ckpt-best), evaluate the best, predict the test set, export.
 
@@ -271,12 +347,17 @@ def run_finetuning(task: FineTuningTask, model_fn: Callable, opts: FineTuningOpt
     """
     check_task(task)
     if not (do_train or do_eval or do_predict or export_fn):
-        raise ValueError("at least one of --do_train, --do_eval, --do_predict (or an export) is needed")
+        raise ValueError(
+            "at least one of --do_train, --do_eval, --do_predict (or an export) is needed"
+        )
     warn_if_random_init(opts, do_train)
-    with output_dir_lock(opts.output_dir, strategy), \
-            bucket_by_length(opts.bucket_by_length, opts.tpu_buckets):
-        return _run_finetuning(task, model_fn, opts, strategy, do_train, do_eval, do_predict,
-                               export_fn)
+    with (
+        output_dir_lock(opts.output_dir, strategy),
+        bucket_by_length(opts.bucket_by_length, opts.tpu_buckets),
+    ):
+        return _run_finetuning(
+            task, model_fn, opts, strategy, do_train, do_eval, do_predict, export_fn
+        )
 
 
 def _run_finetuning(task, model_fn, opts, strategy, do_train, do_eval, do_predict, export_fn):
@@ -284,9 +365,16 @@ def _run_finetuning(task, model_fn, opts, strategy, do_train, do_eval, do_predic
     results = {}
     if do_train:
         evaluate_fn = (lambda m: task.evaluate(m, opts.eval_batch_size)) if do_eval else None
-        finetune(model_fn, task.records("train"), task.spec, opts, strategy,
-                 evaluate_fn=evaluate_fn, best_metric=task.best_metric,
-                 seq_length=getattr(task, "max_seq_length", None))
+        finetune(
+            model_fn,
+            task.records("train"),
+            task.spec,
+            opts,
+            strategy,
+            evaluate_fn=evaluate_fn,
+            best_metric=task.best_metric,
+            seq_length=getattr(task, "max_seq_length", None),
+        )
     best = fileio.join(opts.output_dir, BEST_CHECKPOINT)
     checkpoint = best if fileio.exists(best + ".index") else None
     if not (do_eval or do_predict or export_fn):
@@ -298,8 +386,9 @@ def _run_finetuning(task, model_fn, opts, strategy, do_train, do_eval, do_predic
             append_results(opts.output_dir, {"checkpoint": checkpoint or "latest", **results})
         logging.info("eval results: %s", results)
     if do_predict:
-        results["prediction_files"] = task.write_predictions(model, opts.output_dir,
-                                                             opts.predict_batch_size)
+        results["prediction_files"] = task.write_predictions(
+            model, opts.output_dir, opts.predict_batch_size
+        )
     if export_fn:
         results["export_dir"] = export_fn(model)
         logging.info("exported the raw-text SavedModel to %s", results["export_dir"])

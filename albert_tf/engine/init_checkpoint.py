@@ -1,11 +1,13 @@
 """Initialising a model from a checkpoint before training: Google's TF1 checkpoints or our own
 object checkpoints, refusing one that would leave encoder variables random."""
+
 import re
 
 from absl import logging
 import tensorflow as tf
-from albert_tf.formats.tf1 import load_original_checkpoint, resolve_checkpoint_path
+
 from albert_tf.core.errors import InputError
+from albert_tf.formats.tf1 import load_original_checkpoint, resolve_checkpoint_path
 
 
 def init_from_checkpoint(model, path, **kwargs):
@@ -33,8 +35,11 @@ def _init_from_object_checkpoint(model, path, names):
     names: a variable is stored once, under the first path that reaches it (often the
     optimizer's `_trainable_variables/N`), so names alone do not show what a checkpoint holds."""
     encoder = getattr(model, "albert", model)
-    root = (tf.train.Checkpoint(model=tf.train.Checkpoint(albert=encoder)) if encoder is not model
-            else tf.train.Checkpoint(model=model))
+    root = (
+        tf.train.Checkpoint(model=tf.train.Checkpoint(albert=encoder))
+        if encoder is not model
+        else tf.train.Checkpoint(model=model)
+    )
     try:
         root.restore(path).assert_existing_objects_matched()
     except AssertionError as e:
@@ -42,10 +47,15 @@ def _init_from_object_checkpoint(model, path, names):
         count = re.search(r"Found (\d+) Python objects", str(e))
         first = re.search(r"path=([^,]+)", str(e))
         held = max(0, needed - int(count.group(1))) if count else 0
-        raise InputError(f"checkpoint {path} holds {held} of the {needed} encoder variables the "
-                         f"model needs (missing e.g. {first.group(1) if first else '?'}); the "
-                         "others would stay random") from None
-    logging.info("object checkpoint %s: every encoder variable present (%d checkpoint variables)",
-                 path, len(names) - 1)
+        raise InputError(
+            f"checkpoint {path} holds {held} of the {needed} encoder variables the "
+            f"model needs (missing e.g. {first.group(1) if first else '?'}); the "
+            "others would stay random"
+        ) from None
+    logging.info(
+        "object checkpoint %s: every encoder variable present (%d checkpoint variables)",
+        path,
+        len(names) - 1,
+    )
     tf.train.Checkpoint(model=model).restore(path).expect_partial()
     return None

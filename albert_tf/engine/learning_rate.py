@@ -1,5 +1,6 @@
 """Google's ALBERT learning-rate schedule (linear warmup, then polynomial decay) as a Keras
 LearningRateSchedule, reproducing the jump at the end of warmup that Google's code has."""
+
 import keras
 import tensorflow as tf
 
@@ -19,16 +20,27 @@ class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
     (gradient ascent); here it is 0.
     """
 
-    def __init__(self, init_lr, num_train_steps, num_warmup_steps=0, poly_power=1.0,
-                 start_warmup_step=0, end_lr=0.0, name=None):
+    def __init__(
+        self,
+        init_lr,
+        num_train_steps,
+        num_warmup_steps=0,
+        poly_power=1.0,
+        start_warmup_step=0,
+        end_lr=0.0,
+        name=None,
+    ):
         self.init_lr = float(check_number("init_lr", init_lr, low=0, low_open=True))
-        self.num_train_steps = int(check_number("num_train_steps", num_train_steps, low=0,
-                                                 low_open=True, integer=True))
-        self.num_warmup_steps = int(check_number("num_warmup_steps", num_warmup_steps, low=0,
-                                                  integer=True))
+        self.num_train_steps = int(
+            check_number("num_train_steps", num_train_steps, low=0, low_open=True, integer=True)
+        )
+        self.num_warmup_steps = int(
+            check_number("num_warmup_steps", num_warmup_steps, low=0, integer=True)
+        )
         self.poly_power = float(check_number("poly_power", poly_power, low=0, low_open=True))
-        self.start_warmup_step = int(check_number("start_warmup_step", start_warmup_step,
-                                                   low=0, integer=True))
+        self.start_warmup_step = int(
+            check_number("start_warmup_step", start_warmup_step, low=0, integer=True)
+        )
         self.end_lr = float(check_number("end_lr", end_lr, low=0))
         self.name = name
 
@@ -36,8 +48,7 @@ class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
         """tf.compat.v1.train.polynomial_decay with cycle=False, evaluated at float `step`."""
         total = tf.constant(float(self.num_train_steps), tf.float32)
         fraction = tf.minimum(step, total) / total
-        return ((self.init_lr - self.end_lr) * tf.pow(1.0 - fraction, self.poly_power)
-                + self.end_lr)
+        return (self.init_lr - self.end_lr) * tf.pow(1.0 - fraction, self.poly_power) + self.end_lr
 
     def __call__(self, step):
         """The learning rate for the update taken when `step` updates have already been applied."""
@@ -53,7 +64,12 @@ class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
 
     def get_config(self):
         """Constructor arguments, for Keras serialization."""
-        return {"init_lr": self.init_lr, "num_train_steps": self.num_train_steps,
-                "num_warmup_steps": self.num_warmup_steps, "poly_power": self.poly_power,
-                "start_warmup_step": self.start_warmup_step, "end_lr": self.end_lr,
-                "name": self.name}
+        return {
+            "init_lr": self.init_lr,
+            "num_train_steps": self.num_train_steps,
+            "num_warmup_steps": self.num_warmup_steps,
+            "poly_power": self.poly_power,
+            "start_warmup_step": self.start_warmup_step,
+            "end_lr": self.end_lr,
+            "name": self.name,
+        }

@@ -8,6 +8,7 @@ bias correction, put weight decay outside LAMB's trust ratio, match exclusions o
 variable name, clip per replica before the all-reduce, and their gradient accumulation advances
 the learning-rate schedule once per micro-batch).
 """
+
 import functools
 import math
 import numbers
@@ -41,8 +42,9 @@ def _reject_keras_options(kwargs):
         value = kwargs.pop(key, None)
         if value not in (None, False):
             hint = f"; use `{ours}`" if ours else ""
-            raise ValueError(f"`{key}` is not supported by this optimizer{hint} "
-                             "(see docs/optimization.md)")
+            raise ValueError(
+                f"`{key}` is not supported by this optimizer{hint} (see docs/optimization.md)"
+            )
     return kwargs
 
 
@@ -70,8 +72,10 @@ def _sum_across_replicas(grads):
     1/num_replicas, so the sum is the global-batch mean gradient. Identity on one replica."""
     ctx = tf.distribute.get_replica_context()
     if ctx is None:
-        raise ValueError("apply() must be called in a replica context (inside strategy.run or "
-                         "a Keras train step), not in cross-replica context")
+        raise ValueError(
+            "apply() must be called in a replica context (inside strategy.run or "
+            "a Keras train step), not in cross-replica context"
+        )
     if ctx.num_replicas_in_sync > 1:
         grads = ctx.all_reduce(tf.distribute.ReduceOp.SUM, grads)
     return list(grads)
@@ -84,10 +88,22 @@ class _GoogleAdam(keras.optimizers.Optimizer):
 
     _layer_adaptation = False
 
-    def __init__(self, learning_rate=0.001, *, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
-                 weight_decay_rate=0.01, exclude_from_weight_decay=GOOGLE_EXCLUSIONS,
-                 bias_correction=False, clip_norm=1.0, gradient_accumulation_steps=1,
-                 loss_scale_factor=None, name=None, **kwargs):
+    def __init__(
+        self,
+        learning_rate=0.001,
+        *,
+        beta_1=0.9,
+        beta_2=0.999,
+        epsilon=1e-6,
+        weight_decay_rate=0.01,
+        exclude_from_weight_decay=GOOGLE_EXCLUSIONS,
+        bias_correction=False,
+        clip_norm=1.0,
+        gradient_accumulation_steps=1,
+        loss_scale_factor=None,
+        name=None,
+        **kwargs,
+    ):
         kwargs = _reject_keras_options(kwargs)
         if isinstance(learning_rate, numbers.Real) and not isinstance(learning_rate, bool):
             learning_rate = float(check_number("learning_rate", learning_rate, low=0))
@@ -98,13 +114,17 @@ class _GoogleAdam(keras.optimizers.Optimizer):
         exclusions = check_patterns("exclude_from_weight_decay", exclude_from_weight_decay)
         if clip_norm is not None:
             clip_norm = float(check_number("clip_norm", clip_norm, low=0, low_open=True))
-        steps = int(check_number("gradient_accumulation_steps", gradient_accumulation_steps,
-                                  low=1, integer=True))
+        steps = int(
+            check_number(
+                "gradient_accumulation_steps", gradient_accumulation_steps, low=1, integer=True
+            )
+        )
         if not isinstance(bias_correction, bool):
             raise ValueError(f"`bias_correction` must be a bool, got {bias_correction!r}")
         # Keras's own clipping, weight decay and accumulation stay off: we do them ourselves.
-        super().__init__(learning_rate=learning_rate, loss_scale_factor=loss_scale_factor,
-                         name=name, **kwargs)
+        super().__init__(
+            learning_rate=learning_rate, loss_scale_factor=loss_scale_factor, name=name, **kwargs
+        )
         self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
         self.weight_decay_rate = weight_decay_rate
         self.weight_decay_exclusions = exclusions
@@ -121,22 +141,32 @@ class _GoogleAdam(keras.optimizers.Optimizer):
             return
         for v in var_list:
             if getattr(v, "overwrite_with_gradient", False) or getattr(v, "constraint", None):
-                raise ValueError(f"variable {variable_path(v)} has a constraint or "
-                                 "overwrite_with_gradient, which this optimizer does not support")
+                raise ValueError(
+                    f"variable {variable_path(v)} has a constraint or "
+                    "overwrite_with_gradient, which this optimizer does not support"
+                )
         super().build(var_list)
         self._momentums, self._velocities = self.add_optimizer_variables(
-            var_list, ["momentum", "velocity"])
+            var_list, ["momentum", "velocity"]
+        )
         paths = [variable_path(v) for v in var_list]
-        self._use_decay = [self.weight_decay_rate > 0 and
-                           not _matches_any(self.weight_decay_exclusions, p) for p in paths]
-        self._use_adaptation = [self._layer_adaptation and
-                                not _matches_any(self._adaptation_exclusions(), p)
-                                for p in paths]
+        self._use_decay = [
+            self.weight_decay_rate > 0 and not _matches_any(self.weight_decay_exclusions, p)
+            for p in paths
+        ]
+        self._use_adaptation = [
+            self._layer_adaptation and not _matches_any(self._adaptation_exclusions(), p)
+            for p in paths
+        ]
         if self.accumulation_steps > 1:
             self._accumulators = self.add_optimizer_variables(var_list, "accumulated_grad")
-            self._micro_step = self.add_variable((), initializer="zeros", dtype="int64",
-                                                 aggregation="only_first_replica",
-                                                 name="micro_step")
+            self._micro_step = self.add_variable(
+                (),
+                initializer="zeros",
+                dtype="int64",
+                aggregation="only_first_replica",
+                name="micro_step",
+            )
 
     def _adaptation_exclusions(self):
         """Regexes that skip the LAMB trust ratio (none for AdamW)."""
@@ -144,8 +174,10 @@ class _GoogleAdam(keras.optimizers.Optimizer):
 
     def exclude_from_weight_decay(self, var_list=None, var_names=None):
         """Not used here: pass `exclude_from_weight_decay=[regex, ...]` to the constructor."""
-        raise NotImplementedError("set exclusions with the constructor argument "
-                                  "`exclude_from_weight_decay=[regex, ...]` instead")
+        raise NotImplementedError(
+            "set exclusions with the constructor argument "
+            "`exclude_from_weight_decay=[regex, ...]` instead"
+        )
 
     # -- one optimizer call (a micro-step) -----------------------------------------------
 
@@ -165,15 +197,18 @@ class _GoogleAdam(keras.optimizers.Optimizer):
             else:
                 micro = tf.convert_to_tensor(self._micro_step)
                 is_update = micro + 1 >= n
-                sums = [self._accumulators[self._get_variable_index(v)] + g
-                        for g, v in zip(grads, variables)]
+                sums = [
+                    self._accumulators[self._get_variable_index(v)] + g
+                    for g, v in zip(grads, variables)
+                ]
                 mean = [s / float(n) for s in sums]
             if self.clip_norm is not None:
                 mean, _ = tf.clip_by_global_norm(mean, self.clip_norm)
             lr = tf.convert_to_tensor(self.learning_rate)
             args = (mean, lr) if n == 1 else (mean, lr, sums, is_update)
             tf.distribute.get_replica_context().merge_call(
-                functools.partial(self._cross_replica_apply, variables=variables), args=args)
+                functools.partial(self._cross_replica_apply, variables=variables), args=args
+            )
             if n == 1:
                 self._iterations.assign_add(1)
             else:
@@ -189,14 +224,16 @@ class _GoogleAdam(keras.optimizers.Optimizer):
             trainable_variables = self._trainable_variables
         trainable_variables = list(trainable_variables)
         if len(grads) != len(trainable_variables):
-            raise ValueError(f"got {len(grads)} gradients for {len(trainable_variables)} "
-                             "variables")
+            raise ValueError(f"got {len(grads)} gradients for {len(trainable_variables)} variables")
         if not self.built:
             with tf.name_scope(self.name):
                 self.build(trainable_variables)
         self._check_variables_are_known(trainable_variables)
-        pairs = [(tf.convert_to_tensor(g), v) for g, v in zip(grads, trainable_variables)
-                 if g is not None]
+        pairs = [
+            (tf.convert_to_tensor(g), v)
+            for g, v in zip(grads, trainable_variables)
+            if g is not None
+        ]
         return [g for g, _ in pairs], [v for _, v in pairs]
 
     def _cross_replica_apply(self, strategy, mean, lr, sums=None, is_update=None, *, variables):
@@ -262,13 +299,18 @@ class _GoogleAdam(keras.optimizers.Optimizer):
         config = super().get_config()
         for key in list(_KERAS_OPTIONS_REPLACED) + list(_KERAS_OPTIONS_IGNORED):
             config.pop(key, None)
-        config.update({
-            "beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon,
-            "weight_decay_rate": self.weight_decay_rate,
-            "exclude_from_weight_decay": list(self.weight_decay_exclusions),
-            "bias_correction": self.bias_correction, "clip_norm": self.clip_norm,
-            "gradient_accumulation_steps": self.accumulation_steps,
-        })
+        config.update(
+            {
+                "beta_1": self.beta_1,
+                "beta_2": self.beta_2,
+                "epsilon": self.epsilon,
+                "weight_decay_rate": self.weight_decay_rate,
+                "exclude_from_weight_decay": list(self.weight_decay_exclusions),
+                "bias_correction": self.bias_correction,
+                "clip_norm": self.clip_norm,
+                "gradient_accumulation_steps": self.accumulation_steps,
+            }
+        )
         return config
 
 
@@ -292,7 +334,8 @@ class LAMB(_GoogleAdam):
             self.layer_adaptation_exclusions = list(self.weight_decay_exclusions)
         else:
             self.layer_adaptation_exclusions = check_patterns(
-                "exclude_from_layer_adaptation", exclude_from_layer_adaptation)
+                "exclude_from_layer_adaptation", exclude_from_layer_adaptation
+            )
 
     def _adaptation_exclusions(self):
         """Regexes that skip the trust ratio."""
@@ -308,17 +351,36 @@ class LAMB(_GoogleAdam):
 _OPTIMIZERS = {"adamw": AdamWeightDecay, "lamb": LAMB}
 
 
-def create_optimizer(init_lr, num_train_steps, num_warmup_steps, *, optimizer="adamw",
-                     poly_power=1.0, start_warmup_step=0, weight_decay_rate=0.01, clip_norm=1.0,
-                     bias_correction=False, gradient_accumulation_steps=1):
+def create_optimizer(
+    init_lr,
+    num_train_steps,
+    num_warmup_steps,
+    *,
+    optimizer="adamw",
+    poly_power=1.0,
+    start_warmup_step=0,
+    weight_decay_rate=0.01,
+    clip_norm=1.0,
+    bias_correction=False,
+    gradient_accumulation_steps=1,
+):
     """Google's `optimization.create_optimizer` as a Keras optimizer: the warmup + polynomial
     decay schedule (counted in real updates) driving AdamWeightDecay ("adamw") or LAMB ("lamb")
     with beta 0.9/0.999, epsilon 1e-6, Google's exclusions and global-norm clipping."""
     if not isinstance(optimizer, str) or optimizer.lower() not in _OPTIMIZERS:
         raise ValueError(f"`optimizer` must be one of {sorted(_OPTIMIZERS)}, got {optimizer!r}")
-    schedule = WarmupPolynomialDecay(init_lr, num_train_steps, num_warmup_steps,
-                                     poly_power=poly_power, start_warmup_step=start_warmup_step)
+    schedule = WarmupPolynomialDecay(
+        init_lr,
+        num_train_steps,
+        num_warmup_steps,
+        poly_power=poly_power,
+        start_warmup_step=start_warmup_step,
+    )
     return _OPTIMIZERS[optimizer.lower()](
-        learning_rate=schedule, weight_decay_rate=weight_decay_rate, clip_norm=clip_norm,
-        bias_correction=bias_correction, gradient_accumulation_steps=gradient_accumulation_steps,
-        name=optimizer.lower())
+        learning_rate=schedule,
+        weight_decay_rate=weight_decay_rate,
+        clip_norm=clip_norm,
+        bias_correction=bias_correction,
+        gradient_accumulation_steps=gradient_accumulation_steps,
+        name=optimizer.lower(),
+    )

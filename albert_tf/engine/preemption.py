@@ -10,6 +10,7 @@ workers through the coordination service (absent on one host and under MirroredS
 exits the process itself. The engine runs Keras `fit`; a SIGTERM flag read by a callback at
 every step end gives the same guarantee on every strategy, with the engine's own save.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -37,8 +38,10 @@ class _SaveOnSigterm(keras.callbacks.Callback):
         self.e.failed = True  # no save at train end: this one is the last
         step = self.e.step()
         path = self.e.save()
-        raise PreemptedError(f"preempted (SIGTERM) at step {step}: saved {path}; run the same "
-                             "command again to resume from it")
+        raise PreemptedError(
+            f"preempted (SIGTERM) at step {step}: saved {path}; run the same "
+            "command again to resume from it"
+        )
 
 
 @contextlib.contextmanager

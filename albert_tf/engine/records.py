@@ -3,6 +3,7 @@
 A `spec` maps a feature name to (kind, length) with kind "int64" or "float"; records are dicts of
 sequences (or scalars for length 1). Parsed int64 features become int32, as Google's input_fn did.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -77,9 +78,11 @@ def shuffled_epochs(ds, buffer_size: int, seed=None):
     base = tf.constant(seed, tf.int64)
 
     def epoch(e):
-        epoch_seed = tf.random.stateless_uniform([], tf.stack([base, e]), minval=None,
-                                                 maxval=None, dtype=tf.int64)
+        epoch_seed = tf.random.stateless_uniform(
+            [], tf.stack([base, e]), minval=None, maxval=None, dtype=tf.int64
+        )
         return ds.shuffle(buffer_size, seed=epoch_seed, reshuffle_each_iteration=False)
+
     return tf.data.Dataset.counter().flat_map(epoch)
 
 
@@ -89,8 +92,9 @@ def cache_key(params: dict) -> str:
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
-def cached_records(cache_dir, name: str, params: dict, spec: dict,
-                   make_records: Callable[[], Iterable[dict]]):
+def cached_records(
+    cache_dir, name: str, params: dict, spec: dict, make_records: Callable[[], Iterable[dict]]
+):
     """Path of `{cache_dir}/{name}-{key}.tf_record`, built by `make_records()` if absent.
 
     The key hashes `params` (task, split, max_seq_length, tokenizer fingerprint, lowercasing...)
@@ -106,6 +110,8 @@ def cached_records(cache_dir, name: str, params: dict, spec: dict,
     if fileio.exists(path) and fileio.exists(meta):
         return path, fileio.read_json(meta)["num_records"]
     count = write_records(path, make_records(), spec)
-    write_text_atomic(meta, json.dumps({"params": params, "num_records": count}, indent=1,
-                                       sort_keys=True, default=str))
+    write_text_atomic(
+        meta,
+        json.dumps({"params": params, "num_records": count}, indent=1, sort_keys=True, default=str),
+    )
     return path, count

@@ -1,5 +1,6 @@
 """Google's eval_results.txt: the `key = value` layout of one evaluation, appended per
 evaluation so the file reads as Google's run_classifier/run_squad write it."""
+
 from albert_tf.core import fileio
 
 
@@ -9,7 +10,8 @@ def format_results(results: dict) -> str:
 
 
 def append_results(output_dir: str, results: dict):
-    """Add one block to output_dir/eval_results.txt, atomically (a kill never leaves half a block)."""
+    """Add one block to output_dir/eval_results.txt, atomically (a kill never leaves half a
+    block)."""
     path = fileio.join(output_dir, "eval_results.txt")
     old = fileio.read_text(path) if fileio.exists(path) else ""
     fileio.write_text(path, old + format_results(results) + "\n")

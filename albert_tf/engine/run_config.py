@@ -1,5 +1,6 @@
 """How long a run trains and when it saves and evaluates (Google's flag names), checked when
 built so a bad flag fails before any model is made."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -9,6 +10,7 @@ from typing import Optional
 @dataclasses.dataclass
 class RunConfig:
     """How long to train and when to save/evaluate (Google's flag names)."""
+
     output_dir: str
     num_train_steps: int
     save_checkpoints_steps: int = 1000
@@ -23,8 +25,13 @@ class RunConfig:
     seed: Optional[int] = None  # seeds Keras (weights, dropout) so a run can be repeated exactly
 
     def __post_init__(self):
-        for name in ("num_train_steps", "save_checkpoints_steps", "iterations_per_loop",
-                     "gradient_accumulation_steps", "log_every_steps"):
+        for name in (
+            "num_train_steps",
+            "save_checkpoints_steps",
+            "iterations_per_loop",
+            "gradient_accumulation_steps",
+            "log_every_steps",
+        ):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"--{name} must be >= 1, got {getattr(self, name)}")
         if self.keep_checkpoint_max < 1:

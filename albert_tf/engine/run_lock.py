@@ -10,6 +10,7 @@ check-then-write (there is no O_EXCL): two runs started within one round trip of
 both think they hold it; each then sees the other's run id at its next heartbeat and stops
 refreshing (docs/cloud_tpu.md).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -23,8 +24,8 @@ import time
 from absl import logging
 
 from albert_tf.core import fileio
-from albert_tf.engine import distribute
 from albert_tf.core.errors import TrainingError
+from albert_tf.engine import distribute
 
 LOCK_FILE = "albert_tf.lock"  # {"run_id", "pid", "host", "heartbeat"} of the run holding output_dir
 LOCK_TTL_SECONDS = float(os.environ.get("ALBERT_TF_LOCK_TTL", 300))  # older heartbeat: holder gone
@@ -71,8 +72,14 @@ def _holder_alive(holder) -> bool:
 
 
 def _lock_text(run_id) -> str:
-    return json.dumps({"run_id": run_id, "pid": os.getpid(), "host": socket.gethostname(),
-                       "heartbeat": time.time()})
+    return json.dumps(
+        {
+            "run_id": run_id,
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "heartbeat": time.time(),
+        }
+    )
 
 
 def _acquire_lock(output_dir, run_id):
@@ -83,12 +90,18 @@ def _acquire_lock(output_dir, run_id):
             age = time.time() - holder["heartbeat"] if "heartbeat" in holder else None
             beat = f", heartbeat {age:.0f} s ago" if age is not None else ""
             raise OutputDirLockedError(
-                f"--output_dir {output_dir} is in use by pid {holder['pid']} on {holder.get('host')}"
+                f"--output_dir {output_dir} is in use by pid {holder['pid']} on "
+                f"{holder.get('host')}"
                 f"{beat} (lock file {path}); wait for that run to end, or delete the lock file if "
                 f"it is gone (a lock whose heartbeat is older than {LOCK_TTL_SECONDS:.0f} s is "
-                "taken over)")
-        logging.warning("taking over the stale lock %s of pid %s on %s, which no longer runs",
-                        path, (holder or {}).get("pid"), (holder or {}).get("host"))
+                "taken over)"
+            )
+        logging.warning(
+            "taking over the stale lock %s of pid %s on %s, which no longer runs",
+            path,
+            (holder or {}).get("pid"),
+            (holder or {}).get("host"),
+        )
         fileio.remove(path)
     return path
 
@@ -98,8 +111,9 @@ def _heartbeat(path, run_id, stop: threading.Event):
     while not stop.wait(HEARTBEAT_SECONDS):
         holder = _read_lock(path)
         if not holder or holder.get("run_id") != run_id:
-            logging.warning("lock %s is now held by another run (%s); no longer refreshing it",
-                            path, holder)
+            logging.warning(
+                "lock %s is now held by another run (%s); no longer refreshing it", path, holder
+            )
             return
         try:
             fileio.write_text(path, _lock_text(run_id))
@@ -131,8 +145,12 @@ def output_dir_lock(output_dir: str, strategy=None):
         run_id = secrets.token_hex(8)
         _acquire_lock(output_dir, run_id)
         stop = threading.Event()
-        threading.Thread(target=_heartbeat, args=(key, run_id, stop), daemon=True,
-                         name="albert_tf-lock-heartbeat").start()
+        threading.Thread(
+            target=_heartbeat,
+            args=(key, run_id, stop),
+            daemon=True,
+            name="albert_tf-lock-heartbeat",
+        ).start()
         _HELD_LOCKS[key] = [0, run_id, stop]
     _HELD_LOCKS[key][0] += 1
     try:

@@ -7,6 +7,7 @@ output_dir resolves from any working folder. On resume the newest checkpoint tha
 used; a broken one (a truncated data file) is reported by name and the previous one is tried,
 never silently step 0.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,11 +17,11 @@ from absl import logging
 import tensorflow as tf
 
 from albert_tf.core import fileio
+from albert_tf.core.errors import StorageError, TrainingError
+from albert_tf.core.fileio import write_text_atomic
 from albert_tf.engine.compiling import one_step_per_call
 from albert_tf.engine.fault_injection import kill_point
 from albert_tf.engine.results import append_results, format_results
-from albert_tf.core.errors import StorageError, TrainingError
-from albert_tf.core.fileio import write_text_atomic
 from albert_tf.formats.tf1 import save_original_checkpoint
 
 BEST_CHECKPOINT = "model.ckpt-best"
@@ -35,8 +36,10 @@ def checkpoint_names(directory) -> list:
     try:
         state = tf.train.get_checkpoint_state(directory)
     except Exception as e:  # noqa: BLE001  a garbled state file
-        raise StorageError(f"checkpoint state {fileio.join(directory, STATE_FILE)} is unreadable "
-                           f"({type(e).__name__}); delete it to start again from step 0") from None
+        raise StorageError(
+            f"checkpoint state {fileio.join(directory, STATE_FILE)} is unreadable "
+            f"({type(e).__name__}); delete it to start again from step 0"
+        ) from None
     if not state:
         return []
     names = [fileio.basename(p) for p in state.all_model_checkpoint_paths]
@@ -48,7 +51,8 @@ def write_checkpoint_state(directory, names):
     """The `checkpoint` state with bare names, resolvable from any working folder (TF's own
     update_checkpoint_state records names relative to a relative folder as `../ckpt-5`)."""
     lines = [f'model_checkpoint_path: "{names[-1]}"'] + [
-        f'all_model_checkpoint_paths: "{n}"' for n in names]
+        f'all_model_checkpoint_paths: "{n}"' for n in names
+    ]
     fileio.write_text(fileio.join(directory, STATE_FILE), "\n".join(lines) + "\n")
 
 
@@ -71,7 +75,7 @@ class _CheckpointFiles:
             self.checkpoint.write(path)
             kill_point("checkpoint_written", step)
             old = checkpoint_names(self.directory)
-            kept = [p for p in old if p != name][-(self.keep - 1):] if self.keep > 1 else []
+            kept = [p for p in old if p != name][-(self.keep - 1) :] if self.keep > 1 else []
             write_checkpoint_state(self.directory, kept + [name])
             for gone in set(old) - set(kept) - {name}:
                 for f in fileio.glob(fileio.join(self.directory, gone) + ".*"):
@@ -79,9 +83,11 @@ class _CheckpointFiles:
         except StorageError:
             raise
         except (OSError, tf.errors.OpError) as e:
-            raise StorageError(f"cannot write checkpoint {path}: {storage_cause(e)}; the last "
-                               f"complete checkpoint is {self.latest() or 'none'}; free space "
-                               "or fix access, then run the same command to resume") from None
+            raise StorageError(
+                f"cannot write checkpoint {path}: {storage_cause(e)}; the last "
+                f"complete checkpoint is {self.latest() or 'none'}; free space "
+                "or fix access, then run the same command to resume"
+            ) from None
         return path
 
 
@@ -107,16 +113,20 @@ def restore_latest(checkpoint, directory):
             checkpoint.restore(path).assert_existing_objects_matched()
         except (IndexError, ValueError, AssertionError, tf.errors.OpError) as e:
             broken.append(f"{path} ({storage_cause(e)})")
-            logging.warning("checkpoint %s is broken (%s); trying the one before it",
-                            path, storage_cause(e))
+            logging.warning(
+                "checkpoint %s is broken (%s); trying the one before it", path, storage_cause(e)
+            )
             continue
         if broken:
-            logging.warning("resuming from %s: the newer %s could not be restored", path,
-                            "; ".join(broken))
+            logging.warning(
+                "resuming from %s: the newer %s could not be restored", path, "; ".join(broken)
+            )
         return path
     if broken:
-        raise TrainingError(f"no checkpoint in {directory} can be restored: {'; '.join(broken)}; "
-                            "delete them to start again from step 0")
+        raise TrainingError(
+            f"no checkpoint in {directory} can be restored: {'; '.join(broken)}; "
+            "delete them to start again from step 0"
+        )
     return None
 
 
@@ -152,7 +162,9 @@ class SavePoints:
         return fileio.read_json(path) if fileio.exists(path) else []
 
     def _previous_history(self):
-        return [h for h in self._history_file() if h["global_step"] < self.history[-1]["global_step"]]
+        return [
+            h for h in self._history_file() if h["global_step"] < self.history[-1]["global_step"]
+        ]
 
     def evaluated_steps(self):
         """Steps already evaluated, by this run or before a restart."""
@@ -194,19 +206,26 @@ class SavePoints:
         if not self.chief:
             return
         append_results(self.run.output_dir, results)
-        write_text_atomic(fileio.join(self.run.output_dir, EVAL_HISTORY),
-                          json.dumps(self._previous_history() + [results], indent=1))
+        write_text_atomic(
+            fileio.join(self.run.output_dir, EVAL_HISTORY),
+            json.dumps(self._previous_history() + [results], indent=1),
+        )
         metric = self.run.best_metric
         if metric is not None:
             if metric not in results:
-                raise ValueError(f"best metric {metric!r} is not among the eval results {sorted(results)}")
+                raise ValueError(
+                    f"best metric {metric!r} is not among the eval results {sorted(results)}"
+                )
             if self._is_better(results[metric]):
                 self.best = dict(results)
                 export = self.export_best_fn or _export_tf1
                 export(self.model, fileio.join(self.run.output_dir, BEST_CHECKPOINT), step)
-                write_text_atomic(self._best_path(), json.dumps(self.best, indent=1, sort_keys=True))
-                write_text_atomic(fileio.join(self.run.output_dir, "best_trial.txt"),
-                                   format_results(self.best))
+                write_text_atomic(
+                    self._best_path(), json.dumps(self.best, indent=1, sort_keys=True)
+                )
+                write_text_atomic(
+                    fileio.join(self.run.output_dir, "best_trial.txt"), format_results(self.best)
+                )
                 logging.info("new best %s = %s at step %d", metric, results[metric], step)
 
 

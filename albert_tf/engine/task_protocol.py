@@ -3,6 +3,7 @@
 A task (GLUE, SQuAD, RACE, or a new folder under albert_tf/tasks/) is any object with these
 members; `run_finetuning(task, model_fn, opts)` then trains, evaluates, predicts and exports it.
 """
+
 from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
@@ -27,8 +28,13 @@ class FineTuningTask(Protocol):
 
 def check_task(task) -> None:
     """A TypeError naming the members a would-be task lacks."""
-    missing = [m for m in ("spec", "best_metric", "records", "evaluate", "write_predictions")
-               if not hasattr(task, m)]
+    missing = [
+        m
+        for m in ("spec", "best_metric", "records", "evaluate", "write_predictions")
+        if not hasattr(task, m)
+    ]
     if missing:
-        raise TypeError(f"{type(task).__name__} is not a FineTuningTask: it lacks {missing} "
-                        "(see albert_tf/engine/task.py)")
+        raise TypeError(
+            f"{type(task).__name__} is not a FineTuningTask: it lacks {missing} "
+            "(see albert_tf/engine/task.py)"
+        )

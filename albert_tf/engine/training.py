@@ -7,6 +7,7 @@ checkpoint by the task's metric exported in Google's TF1 format as model.ckpt-be
 The parts live in `run_config`, `run_lock`, `init_checkpoint`, `compiling`, `callbacks`,
 `save_points`, `results` and `fault_injection` (test-only).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -22,14 +23,18 @@ import tensorflow as tf
 from albert_tf.core import fileio
 from albert_tf.engine import distribute
 from albert_tf.engine.callbacks import (
-    CheckpointAndEvaluate, StepRateLogger, StopAtStep,
-    StopOnNonFiniteLoss)
+    CheckpointAndEvaluate,
+    StepRateLogger,
+    StopAtStep,
+    StopOnNonFiniteLoss,
+)
 from albert_tf.engine.compiling import compile_for_training, single_step_training
 from albert_tf.engine.init_checkpoint import init_from_checkpoint
 from albert_tf.engine.preemption import save_on_sigterm
 from albert_tf.engine.run_config import RunConfig
 from albert_tf.engine.run_lock import output_dir_lock
 from albert_tf.engine.save_points import SavePoints, restore_latest
+
 
 @dataclasses.dataclass
 class TrainResult:
@@ -50,6 +55,7 @@ def _resumed_dataset_fn(train_dataset_fn, consumed_micro_batches: int):
     def dataset_fn(batch, ctx):
         per_pipeline = max(1, ctx.num_replicas_in_sync // ctx.num_input_pipelines)
         return train_dataset_fn(batch, ctx).skip(consumed_micro_batches * per_pipeline)
+
     return dataset_fn
 
 
@@ -59,12 +65,19 @@ def _seed_states(model):
     return [v for v in model.variables if v.path.endswith("seed_generator_state")]
 
 
-def train(model_fn: Callable[[], keras.Model],
-          optimizer_fn: Callable[[], keras.optimizers.Optimizer],
-          train_dataset_fn: Callable, *, global_batch_size: int, run: RunConfig, strategy=None,
-          evaluate_fn: Optional[Callable[[keras.Model], dict]] = None,
-          init_checkpoint: Optional[str] = None, init_kwargs: Optional[dict] = None,
-          export_best_fn: Optional[Callable] = None) -> TrainResult:
+def train(
+    model_fn: Callable[[], keras.Model],
+    optimizer_fn: Callable[[], keras.optimizers.Optimizer],
+    train_dataset_fn: Callable,
+    *,
+    global_batch_size: int,
+    run: RunConfig,
+    strategy=None,
+    evaluate_fn: Optional[Callable[[keras.Model], dict]] = None,
+    init_checkpoint: Optional[str] = None,
+    init_kwargs: Optional[dict] = None,
+    export_best_fn: Optional[Callable] = None,
+) -> TrainResult:
     """Trains `model_fn()` to `run.num_train_steps` optimizer steps, resuming where it stopped.
 
     Keras `fit` runs in "epochs" of `run.save_checkpoints_steps` steps; after each one the state
@@ -108,48 +121,93 @@ def train(model_fn: Callable[[], keras.Model],
     >>> config = albert_tf.AlbertConfig(vocab_size=50, embedding_size=8, hidden_size=16,
     ...     num_hidden_layers=2, num_attention_heads=2, intermediate_size=32)
     >>> def dataset_fn(batch_size, context):
-    ...     features = {"input_ids": tf.ones([8, 6], tf.int32), "input_mask": tf.ones([8, 6], tf.int32),
-    ...                 "segment_ids": tf.zeros([8, 6], tf.int32), "label_ids": tf.zeros([8], tf.int32)}
+    ...     ones, zeros = tf.ones([8, 6], tf.int32), tf.zeros([8, 6], tf.int32)
+    ...     features = {"input_ids": ones, "input_mask": ones, "segment_ids": zeros,
+    ...                 "label_ids": tf.zeros([8], tf.int32)}
     ...     return tf.data.Dataset.from_tensor_slices(features).repeat().batch(batch_size)
     >>> result = train(lambda: albert_tf.AlbertClassifier(config, num_labels=2),
     ...                lambda: albert_tf.create_optimizer(1e-3, 4, 1), dataset_fn,
-    ...                global_batch_size=4, run=RunConfig(output_dir=tempfile.mkdtemp(), num_train_steps=4,
-    ...                verbose=0))
+    ...                global_batch_size=4,
+    ...                run=RunConfig(output_dir=tempfile.mkdtemp(), num_train_steps=4, verbose=0))
     >>> result.global_step
     4
     """
     strategy = strategy or tf.distribute.get_strategy()
     with output_dir_lock(run.output_dir, strategy):
         chief = distribute.is_chief(strategy)
-        write_dir = distribute.writable_dir(run.output_dir, strategy)
-        if not chief:
-            fileio.makedirs(run.output_dir)
-        if run.seed is not None:
-            keras.utils.set_random_seed(run.seed)
-        model, checkpoint = _build(model_fn, optimizer_fn, run, strategy)
-        resumed = _restore_or_initialize(model, checkpoint, run.output_dir, init_checkpoint,
-                                         init_kwargs)
-        save_points = SavePoints(model, checkpoint, run, evaluate_fn, export_best_fn, chief,
-                                 write_dir)
+        model, save_points = _start(
+            model_fn,
+            optimizer_fn,
+            run,
+            strategy,
+            evaluate_fn=evaluate_fn,
+            export_best_fn=export_best_fn,
+            init_checkpoint=init_checkpoint,
+            init_kwargs=init_kwargs,
+        )
         start = save_points.step()
-        if resumed and _at_save_point(start, run) and evaluate_fn is not None \
-                and start not in save_points.evaluated_steps():
-            save_points.evaluate()  # the previous run was stopped between this checkpoint and its eval
         if start >= run.num_train_steps:
-            logging.info("already trained to step %d >= num_train_steps %d", start,
-                         run.num_train_steps)
+            logging.info(
+                "already trained to step %d >= num_train_steps %d", start, run.num_train_steps
+            )
             return TrainResult(model, start, save_points.best, save_points.history)
         if global_batch_size % run.gradient_accumulation_steps:
-            raise ValueError(f"train batch size {global_batch_size} is not divisible by "
-                             f"--gradient_accumulation_steps {run.gradient_accumulation_steps}")
-        history = _fit(model, save_points, train_dataset_fn, global_batch_size, run, strategy,
-                       run.verbose if chief else 0)
-        logging.info("trained to step %d; weights sha256 %s", save_points.step(),
-                     weights_fingerprint(model))
+            raise ValueError(
+                f"train batch size {global_batch_size} is not divisible by "
+                f"--gradient_accumulation_steps {run.gradient_accumulation_steps}"
+            )
+        verbose = run.verbose if chief else 0
+        history = _fit(
+            model, save_points, train_dataset_fn, global_batch_size, run, strategy, verbose
+        )
+        logging.info(
+            "trained to step %d; weights sha256 %s", save_points.step(), weights_fingerprint(model)
+        )
         if not chief:  # a non-chief's checkpoints and summaries are only for the collectives
-            fileio.rmtree(write_dir)
-        return TrainResult(model, save_points.step(), save_points.best, save_points.history,
-                           getattr(history, "history", {}))
+            fileio.rmtree(save_points.write_dir)
+        return TrainResult(
+            model,
+            save_points.step(),
+            save_points.best,
+            save_points.history,
+            getattr(history, "history", {}),
+        )
+
+
+def _start(
+    model_fn,
+    optimizer_fn,
+    run,
+    strategy,
+    *,
+    evaluate_fn,
+    export_best_fn,
+    init_checkpoint,
+    init_kwargs,
+):
+    """The compiled model, resumed from output_dir or initialised from init_checkpoint, and its
+    save points; a resumed run whose last checkpoint was never evaluated is evaluated first."""
+    chief = distribute.is_chief(strategy)
+    write_dir = distribute.writable_dir(run.output_dir, strategy)
+    if not chief:
+        fileio.makedirs(run.output_dir)
+    if run.seed is not None:
+        keras.utils.set_random_seed(run.seed)
+    model, checkpoint = _build(model_fn, optimizer_fn, run, strategy)
+    resumed = _restore_or_initialize(
+        model, checkpoint, run.output_dir, init_checkpoint, init_kwargs
+    )
+    save_points = SavePoints(model, checkpoint, run, evaluate_fn, export_best_fn, chief, write_dir)
+    start = save_points.step()
+    if (
+        resumed
+        and _at_save_point(start, run)
+        and evaluate_fn is not None
+        and start not in save_points.evaluated_steps()
+    ):
+        # the previous run was stopped between this checkpoint and its evaluation
+        save_points.evaluate()
+    return model, save_points
 
 
 def _save_every(run) -> int:
@@ -181,7 +239,10 @@ def _fit(model, save_points, train_dataset_fn, global_batch_size, run, strategy,
 
     def dataset_at(step):  # one optimizer step consumes `micro` micro-batches of the global batch
         return distribute.distribute_dataset(
-            strategy, _resumed_dataset_fn(train_dataset_fn, step * micro), global_batch_size // micro)
+            strategy,
+            _resumed_dataset_fn(train_dataset_fn, step * micro),
+            global_batch_size // micro,
+        )
 
     with save_on_sigterm(save_points) as on_sigterm:
         writer = tf.summary.create_file_writer(fileio.join(save_points.write_dir, "train"))
@@ -189,20 +250,29 @@ def _fit(model, save_points, train_dataset_fn, global_batch_size, run, strategy,
             StopOnNonFiniteLoss(save_points, model.steps_per_execution),
             StopAtStep(run.num_train_steps, save_points.step),
             StepRateLogger(run.log_every_steps, global_batch_size, writer, save_points.step),
-            CheckpointAndEvaluate(save_points), on_sigterm,
+            CheckpointAndEvaluate(save_points),
+            on_sigterm,
         ]
         if not _at_save_point(start, run):  # preempted between save points
             initial_epoch += 1
             with single_step_training(model):
-                model.fit(dataset_at(start), epochs=1,
-                          steps_per_epoch=(initial_epoch * save_every - start) * micro,
-                          callbacks=callbacks, verbose=verbose)
+                model.fit(
+                    dataset_at(start),
+                    epochs=1,
+                    steps_per_epoch=(initial_epoch * save_every - start) * micro,
+                    callbacks=callbacks,
+                    verbose=verbose,
+                )
         if save_points.step() >= run.num_train_steps:
             return keras.callbacks.History()
-        return model.fit(dataset_at(save_points.step()),
-                         epochs=math.ceil(run.num_train_steps / save_every),
-                         steps_per_epoch=save_every * micro,  # fit counts micro-batches
-                         initial_epoch=initial_epoch, callbacks=callbacks, verbose=verbose)
+        return model.fit(
+            dataset_at(save_points.step()),
+            epochs=math.ceil(run.num_train_steps / save_every),
+            steps_per_epoch=save_every * micro,  # fit counts micro-batches
+            initial_epoch=initial_epoch,
+            callbacks=callbacks,
+            verbose=verbose,
+        )
 
 
 def _build(model_fn, optimizer_fn, run, strategy):
@@ -211,10 +281,12 @@ def _build(model_fn, optimizer_fn, run, strategy):
         model = model_fn()
         optimizer = optimizer_fn()
         optimizer.build(model.trainable_variables)
-        compile_for_training(model, optimizer, run, strategy,
-                             _save_every(run) * run.gradient_accumulation_steps)
-        checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer,
-                                         seed_states=_seed_states(model))
+        compile_for_training(
+            model, optimizer, run, strategy, _save_every(run) * run.gradient_accumulation_steps
+        )
+        checkpoint = tf.train.Checkpoint(
+            model=model, optimizer=model.optimizer, seed_states=_seed_states(model)
+        )
     return model, checkpoint
 
 

@@ -3,8 +3,10 @@ before any work (no features, models or output folders), each failure one InputE
 the flag or file at fault and what would fit.
 
 Generic checks and the fine-tuning drivers' shared checks are here; each task's
-`validate_<driver>(FLAGS)` (`tasks/<task>/validate.py`, `pretraining/validate.py`) combines them. TensorFlow is imported only to read a checkpoint's or TFRecord's index.
+`validate_<driver>(FLAGS)` (`tasks/<task>/validate.py`, `pretraining/validate.py`) combines them.
+TensorFlow is imported only to read a checkpoint's or TFRecord's index.
 """
+
 from __future__ import annotations
 
 import codecs
@@ -12,9 +14,11 @@ import difflib
 import math
 import os
 
+import sentencepiece as spm
+
 from albert_tf.core import fileio
-from albert_tf.core.errors import InputError
 from albert_tf.core.config import AlbertConfig
+from albert_tf.core.errors import InputError
 
 
 # ---- flags ------------------------------------------------------------------------------------
@@ -44,8 +48,11 @@ def check_positive_float(FLAGS, *names):
 def check_fraction(FLAGS, name, *, low_open=False, high_open=False):
     """A probability flag in [0, 1] (ends excluded as asked)."""
     value = FLAGS[name].value
-    ok = math.isfinite(value) and (value > 0 if low_open else value >= 0) and (
-        value < 1 if high_open else value <= 1)
+    ok = (
+        math.isfinite(value)
+        and (value > 0 if low_open else value >= 0)
+        and (value < 1 if high_open else value <= 1)
+    )
     if not ok:
         interval = ("(" if low_open else "[") + "0, 1" + (")" if high_open else "]")
         raise InputError(f"--{name}={value}: must be in {interval}")
@@ -139,9 +146,10 @@ def check_utf8(flag, path) -> bool:
             try:
                 text = decoder.decode(chunk)
             except UnicodeDecodeError as e:
-                line += chunk[:e.start].count(b"\n")
-                raise InputError(f"{path}:{line}: not UTF-8 text (byte {chunk[e.start]:#04x}; "
-                                 f"given by --{flag})") from None
+                line += chunk[: e.start].count(b"\n")
+                raise InputError(
+                    f"{path}:{line}: not UTF-8 text (byte {chunk[e.start]:#04x}; given by --{flag})"
+                ) from None
             line += text.count("\n")
             has_text = has_text or bool(text.strip())
     return has_text
@@ -149,15 +157,20 @@ def check_utf8(flag, path) -> bool:
 
 def check_has_checkpoint(FLAGS, why):
     """--init_checkpoint or a checkpoint in --output_dir must exist (no silent random weights)."""
+    # deferred: keeps TensorFlow off this module's import
     import tensorflow as tf
+
     if FLAGS.init_checkpoint:
         return
     out = FLAGS.output_dir
-    if fileio.isdir(out) and (tf.train.latest_checkpoint(out) or
-                              fileio.exists(fileio.join(out, "model.ckpt-best.index"))):
+    if fileio.isdir(out) and (
+        tf.train.latest_checkpoint(out) or fileio.exists(fileio.join(out, "model.ckpt-best.index"))
+    ):
         return
-    raise InputError(f"--init_checkpoint is required {why}: --output_dir {out} holds no "
-                     "checkpoint, and the model would be random")
+    raise InputError(
+        f"--init_checkpoint is required {why}: --output_dir {out} holds no "
+        "checkpoint, and the model would be random"
+    )
 
 
 # ---- model files ------------------------------------------------------------------------------
@@ -199,27 +212,33 @@ def check_tokenizer(FLAGS, config=None):
     else:
         raise InputError("--spm_model_file is required (or --vocab_file for a WordPiece model)")
     if config is not None and size > config.vocab_size:
-        raise InputError(f"--{flag}: {path} has {size} pieces but the ALBERT config's vocab_size "
-                         f"is {config.vocab_size}; use the tokenizer released with the model")
+        raise InputError(
+            f"--{flag}: {path} has {size} pieces but the ALBERT config's vocab_size "
+            f"is {config.vocab_size}; use the tokenizer released with the model"
+        )
     return size
 
 
 def _spm_size(path):
     """Pieces of a SentencePiece model; an unreadable file is an InputError."""
-    import sentencepiece as spm
+
     sp = spm.SentencePieceProcessor()
     try:
         sp.LoadFromSerializedProto(fileio.read_bytes(path))
     except (OSError, RuntimeError) as e:
-        raise InputError(f"--spm_model_file: {path} is not a SentencePiece model "
-                         f"({str(e).splitlines()[0] if str(e) else type(e).__name__})") from None
+        raise InputError(
+            f"--spm_model_file: {path} is not a SentencePiece model "
+            f"({str(e).splitlines()[0] if str(e) else type(e).__name__})"
+        ) from None
     return sp.GetPieceSize()
 
 
 def check_checkpoint(flag, path, config, config_flag="albert_config_file", **kwargs):
     """A checkpoint (prefix, folder or .index file) that exists and whose variables have the
     names and shapes the config gives them; read from its index, no model is built."""
+    # deferred: keeps TensorFlow off this module's import
     from albert_tf.formats import tf1 as checkpoints
+
     if not path:
         return None
     try:
@@ -228,7 +247,8 @@ def check_checkpoint(flag, path, config, config_flag="albert_config_file", **kwa
         raise InputError(f"--{flag}: {e}") from None
     try:
         return checkpoints.check_checkpoint_fits_config(
-            config, path, config_file=f"--{config_flag}", **kwargs)
+            config, path, config_file=f"--{config_flag}", **kwargs
+        )
     except InputError as e:
         raise InputError(f"--{flag}: {e}") from None
 
@@ -239,15 +259,19 @@ def check_seq_length(FLAGS, config, name="max_seq_length", minimum=2):
     if value < minimum:
         raise InputError(f"--{name}={value}: must be >= {minimum}")
     if value > config.max_position_embeddings:
-        raise InputError(f"--{name}={value} exceeds the ALBERT config's max_position_embeddings "
-                         f"({config.max_position_embeddings}); use at most that")
+        raise InputError(
+            f"--{name}={value} exceeds the ALBERT config's max_position_embeddings "
+            f"({config.max_position_embeddings}); use at most that"
+        )
 
 
 # ---- distribution -----------------------------------------------------------------------------
 def strategy_from_flags(FLAGS, *batch_flags):
     """The tf.distribute strategy; a TPU that is absent or a bad strategy setting is one
     InputError, and each batch flag must divide over the replicas."""
+    # deferred: keeps TensorFlow off this module's import
     from albert_tf.engine import distribute
+
     try:
         strategy = distribute.strategy_from_flags(FLAGS)
     except ValueError as e:
@@ -265,16 +289,35 @@ def validate_finetuning(FLAGS, *, train_step_required=True):
     require(FLAGS, "albert_config_file", "output_dir")
     if not (FLAGS.do_train or FLAGS.do_eval or FLAGS.do_predict or flag_value(FLAGS, "export_dir")):
         raise InputError("nothing to do: give --do_train, --do_eval or --do_predict")
-    check_at_least(FLAGS, 1, "train_batch_size", "eval_batch_size", "predict_batch_size",
-                     "save_checkpoints_steps", "keep_checkpoint_max", "iterations_per_loop",
-                     "log_every_steps", "gradient_accumulation_steps")
+    check_at_least(
+        FLAGS,
+        1,
+        "train_batch_size",
+        "eval_batch_size",
+        "predict_batch_size",
+        "save_checkpoints_steps",
+        "keep_checkpoint_max",
+        "iterations_per_loop",
+        "log_every_steps",
+        "gradient_accumulation_steps",
+    )
     check_at_least(FLAGS, 1 if train_step_required else 0, "train_step")
     check_at_least(FLAGS, 0, "warmup_step")
-    if FLAGS.train_step is not None and FLAGS.warmup_step is not None and FLAGS.warmup_step > FLAGS.train_step:
-        raise InputError(f"--warmup_step={FLAGS.warmup_step} exceeds --train_step={FLAGS.train_step}")
+    if (
+        FLAGS.train_step is not None
+        and FLAGS.warmup_step is not None
+        and FLAGS.warmup_step > FLAGS.train_step
+    ):
+        raise InputError(
+            f"--warmup_step={FLAGS.warmup_step} exceeds --train_step={FLAGS.train_step}"
+        )
     check_positive_float(FLAGS, "learning_rate")
-    check_divides(FLAGS, "train_batch_size", FLAGS.gradient_accumulation_steps,
-                    "--gradient_accumulation_steps")
+    check_divides(
+        FLAGS,
+        "train_batch_size",
+        FLAGS.gradient_accumulation_steps,
+        "--gradient_accumulation_steps",
+    )
     check_output_dir("output_dir", FLAGS.output_dir)
     if FLAGS.cached_dir:
         check_output_dir("cached_dir", FLAGS.cached_dir)

@@ -14,6 +14,7 @@ and brightmart's own outputs.
 >>> sorted(google_names({"bert/encoder/layer_shared/output/dense/kernel": (64, 32)}))
 ['bert/encoder/transformer/group_0/inner_group_0/ffn_1/intermediate/output/dense/kernel']
 """
+
 from __future__ import annotations
 
 import re
@@ -49,10 +50,10 @@ def is_bert(names) -> bool:
 def google_name(name: str) -> str:
     """Google's name of one brightmart variable name (others unchanged)."""
     if name.startswith(SHARED):
-        rest = name[len(SHARED):]
+        rest = name[len(SHARED) :]
         for theirs, ours in BLOCK_NAMES:
             if rest.startswith(theirs):
-                return GOOGLE_BLOCK + ours + rest[len(theirs):]
+                return GOOGLE_BLOCK + ours + rest[len(theirs) :]
     return name
 
 
@@ -71,7 +72,9 @@ def google_view(shapes: dict, read):
 
     def read_google(name):
         if name == FOLDED[0] and FOLDED[1] in shapes:
-            folded = np.asarray(read(FOLDED[0]), np.float64) @ np.asarray(read(FOLDED[1]), np.float64)
+            folded = np.asarray(read(FOLDED[0]), np.float64) @ np.asarray(
+                read(FOLDED[1]), np.float64
+            )
             return folded.astype(np.asarray(read(FOLDED[1])).dtype)
         return read(back[name])
 

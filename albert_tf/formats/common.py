@@ -1,5 +1,6 @@
 """Pieces the keras-hub and Hugging Face formats share: renaming Google's names by rules,
 reshaping tensors between layouts, the export report and the SentencePiece model a folder holds."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -10,14 +11,14 @@ import numpy as np
 from albert_tf.core import fileio
 
 # Where each format keeps its SentencePiece model, relative to its folder.
-SPM_FILES = ("spiece.model", "assets/tokenizer/vocabulary.spm",
-             "30k-clean.model", "spm.model")
+SPM_FILES = ("spiece.model", "assets/tokenizer/vocabulary.spm", "30k-clean.model", "spm.model")
 
 
 @dataclasses.dataclass
 class ExportReport:
     """What an export wrote: tensor names (in Google's names) written, and those the format
     has no place for (e.g. a SQuAD v2 head in a keras-hub preset)."""
+
     path: str
     written: list
     left_out: list
@@ -79,9 +80,11 @@ def find_tokenizer(folder, spm_model_file=None, vocab_file=None):
     spm = find_spm_model(folder)
     vocab = None if spm else find_vocab_file(folder)
     if not (spm or vocab):
-        raise ValueError(f"no tokenizer in {folder}: no SentencePiece model ({', '.join(SPM_FILES)}) "
-                         f"and no WordPiece vocabulary ({', '.join(VOCAB_FILES)}); give "
-                         "spm_model_file= or vocab_file=")
+        raise ValueError(
+            f"no tokenizer in {folder}: no SentencePiece model ({', '.join(SPM_FILES)}) "
+            f"and no WordPiece vocabulary ({', '.join(VOCAB_FILES)}); give "
+            "spm_model_file= or vocab_file="
+        )
     return spm, vocab
 
 
@@ -93,8 +96,10 @@ def copy_spm_model(spm_model_file, folder, name):
 
 
 # ---- E == H: keras-hub and Hugging Face always project, albert_tf does not ----------------------
-PROJECTION = ("bert/encoder/embedding_hidden_mapping_in/kernel",
-              "bert/encoder/embedding_hidden_mapping_in/bias")
+PROJECTION = (
+    "bert/encoder/embedding_hidden_mapping_in/kernel",
+    "bert/encoder/embedding_hidden_mapping_in/bias",
+)
 
 
 def identity_projection(size) -> dict:
@@ -107,5 +112,7 @@ def check_identity_projection(kernel, bias, label):
     kernel, bias = np.asarray(kernel), np.asarray(bias)
     square = kernel.ndim == 2 and kernel.shape[0] == kernel.shape[1]
     if not (square and np.array_equal(kernel, np.eye(kernel.shape[0])) and not bias.any()):
-        raise ValueError(f"{label}: embedding_size == hidden_size but its embedding projection is "
-                         "not the identity; albert_tf's model has no projection when E == H")
+        raise ValueError(
+            f"{label}: embedding_size == hidden_size but its embedding projection is "
+            "not the identity; albert_tf's model has no projection when E == H"
+        )

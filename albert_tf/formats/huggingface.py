@@ -6,6 +6,7 @@ albert_layer_groups.{g}.albert_layers.{i}...`, `predictions.*`, `sop_classifier.
 `classifier.*`, `qa_outputs.*`); torch Linear weights are [out, in], so Dense kernels are
 transposed. Heads without a transformers counterpart (SQuAD v2) are reported as left out.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,14 +15,24 @@ import os
 import numpy as np
 
 from albert_tf.core import fileio
-from albert_tf.formats.common import (PROJECTION, ExportReport, check_identity_projection,
-                                      copy_spm_model, identity_projection, rename)
-from albert_tf.formats.tf1 import assign_google_named
-from albert_tf.modeling.names import original_variable_map
-from albert_tf.modeling.albert_model import AlbertModel, AlbertPretrainer
-from albert_tf.modeling.finetuning_models import (AlbertClassifier, AlbertMultipleChoice, AlbertTokenClassifier)
-from albert_tf.modeling.squad_models import AlbertSquadV1
 from albert_tf.core.config import AlbertConfig
+from albert_tf.formats.common import (
+    PROJECTION,
+    ExportReport,
+    check_identity_projection,
+    copy_spm_model,
+    identity_projection,
+    rename,
+)
+from albert_tf.formats.tf1 import assign_google_named
+from albert_tf.modeling.albert_model import AlbertModel, AlbertPretrainer
+from albert_tf.modeling.finetuning_models import (
+    AlbertClassifier,
+    AlbertMultipleChoice,
+    AlbertTokenClassifier,
+)
+from albert_tf.modeling.names import original_variable_map
+from albert_tf.modeling.squad_models import AlbertSquadV1
 
 WEIGHTS_FILE = "model.safetensors"
 INDEX_FILE = "model.safetensors.index.json"
@@ -49,19 +60,42 @@ SCOPE_RULES = (
     (r"", "classifier"),  # Google's root-scope classifier / multiple-choice head
 )
 # Google's last name part → the torch parameter name.
-LEAVES = {"kernel": "weight", "bias": "bias", "gamma": "weight", "beta": "bias",
-          "output_weights": "weight", "output_bias": "bias", "word_embeddings": "word_embeddings.weight",
-          "position_embeddings": "position_embeddings.weight",
-          "token_type_embeddings": "token_type_embeddings.weight"}
+LEAVES = {
+    "kernel": "weight",
+    "bias": "bias",
+    "gamma": "weight",
+    "beta": "bias",
+    "output_weights": "weight",
+    "output_bias": "bias",
+    "word_embeddings": "word_embeddings.weight",
+    "position_embeddings": "position_embeddings.weight",
+    "token_type_embeddings": "token_type_embeddings.weight",
+}
 # Tensors of a transformers state dict that are not weights of their own.
-IGNORED = ("albert.embeddings.position_ids", "albert.embeddings.token_type_ids",
-           "predictions.decoder.weight", "predictions.decoder.bias")
+IGNORED = (
+    "albert.embeddings.position_ids",
+    "albert.embeddings.token_type_ids",
+    "predictions.decoder.weight",
+    "predictions.decoder.bias",
+)
 
 # albert_tf hidden_act → transformers hidden_act ("gelu" there is the exact erf form).
-ACT_TO_HF = {"gelu": "gelu_new", "gelu_new": "gelu_new", "gelu_exact": "gelu", "relu": "relu",
-             "tanh": "tanh", "linear": "linear"}
-ACT_FROM_HF = {"gelu_new": "gelu", "gelu_pytorch_tanh": "gelu", "gelu": "gelu_exact",
-               "relu": "relu", "tanh": "tanh", "linear": "linear"}
+ACT_TO_HF = {
+    "gelu": "gelu_new",
+    "gelu_new": "gelu_new",
+    "gelu_exact": "gelu",
+    "relu": "relu",
+    "tanh": "tanh",
+    "linear": "linear",
+}
+ACT_FROM_HF = {
+    "gelu_new": "gelu",
+    "gelu_pytorch_tanh": "gelu",
+    "gelu": "gelu_exact",
+    "relu": "relu",
+    "tanh": "tanh",
+    "linear": "linear",
+}
 
 
 # ---- names ------------------------------------------------------------------------------------
@@ -93,15 +127,20 @@ def _architecture(model):
     if isinstance(model, AlbertPretrainer):
         return "AlbertForPreTraining", {}
     if isinstance(model, AlbertTokenClassifier):
-        labels = getattr(model, "label_names", None) or [f"LABEL_{i}" for i in range(model.num_labels)]
+        labels = getattr(model, "label_names", None) or [
+            f"LABEL_{i}" for i in range(model.num_labels)
+        ]
         return "AlbertForTokenClassification", {
             "id2label": {str(i): name for i, name in enumerate(labels)},
             "label2id": {name: i for i, name in enumerate(labels)},
-            "classifier_dropout_prob": model.dropout_prob}
+            "classifier_dropout_prob": model.dropout_prob,
+        }
     if isinstance(model, AlbertClassifier):
-        extra = {"id2label": {str(i): f"LABEL_{i}" for i in range(model.num_labels)},
-                 "label2id": {f"LABEL_{i}": i for i in range(model.num_labels)},
-                 "classifier_dropout_prob": model.dropout_prob}
+        extra = {
+            "id2label": {str(i): f"LABEL_{i}" for i in range(model.num_labels)},
+            "label2id": {f"LABEL_{i}": i for i in range(model.num_labels)},
+            "classifier_dropout_prob": model.dropout_prob,
+        }
         if model.is_regression:
             extra["problem_type"] = "regression"
         elif getattr(model, "multi_label", False):
@@ -120,18 +159,39 @@ def hf_config(model) -> dict:
     """transformers' config.json for an albert_tf model; refuses what transformers cannot run."""
     config = model.config
     if config.sharing != "all":
-        raise ValueError(f"transformers' ALBERT shares whole blocks only; sharing={config.sharing!r} "
-                         "cannot be exported")
+        raise ValueError(
+            f"transformers' ALBERT shares whole blocks only; sharing={config.sharing!r} "
+            "cannot be exported"
+        )
     arch, extra = _architecture(model)
-    keys = ("vocab_size", "embedding_size", "hidden_size", "num_hidden_layers", "num_hidden_groups",
-            "num_attention_heads", "intermediate_size", "inner_group_num", "hidden_dropout_prob",
-            "attention_probs_dropout_prob", "max_position_embeddings", "type_vocab_size",
-            "initializer_range")
-    return {"architectures": [arch], "model_type": "albert",
-            **{k: getattr(config, k) for k in keys}, "hidden_act": ACT_TO_HF[config.hidden_act],
-            "layer_norm_eps": 1e-12, "position_embedding_type": "absolute",
-            "pad_token_id": 0, "bos_token_id": 2, "eos_token_id": 3, "tie_word_embeddings": True,
-            **extra}
+    keys = (
+        "vocab_size",
+        "embedding_size",
+        "hidden_size",
+        "num_hidden_layers",
+        "num_hidden_groups",
+        "num_attention_heads",
+        "intermediate_size",
+        "inner_group_num",
+        "hidden_dropout_prob",
+        "attention_probs_dropout_prob",
+        "max_position_embeddings",
+        "type_vocab_size",
+        "initializer_range",
+    )
+    return {
+        "architectures": [arch],
+        "model_type": "albert",
+        **{k: getattr(config, k) for k in keys},
+        "hidden_act": ACT_TO_HF[config.hidden_act],
+        "layer_norm_eps": 1e-12,
+        "position_embedding_type": "absolute",
+        "pad_token_id": 0,
+        "bos_token_id": 2,
+        "eos_token_id": 3,
+        "tie_word_embeddings": True,
+        **extra,
+    }
 
 
 def config_from_hf(data: dict, path="config.json"):
@@ -139,19 +199,36 @@ def config_from_hf(data: dict, path="config.json"):
     if data.get("model_type") != "albert":
         raise ValueError(f"{path}: model_type is {data.get('model_type')!r}, not 'albert'")
     if data.get("position_embedding_type", "absolute") != "absolute":
-        raise ValueError(f"{path}: position_embedding_type {data['position_embedding_type']!r} "
-                         "is not supported (only 'absolute', as Google's ALBERT)")
+        raise ValueError(
+            f"{path}: position_embedding_type {data['position_embedding_type']!r} "
+            "is not supported (only 'absolute', as Google's ALBERT)"
+        )
     if not np.isclose(data.get("layer_norm_eps", 1e-12), 1e-12, rtol=1e-3, atol=0):
-        raise ValueError(f"{path}: layer_norm_eps {data['layer_norm_eps']} differs from ALBERT's "
-                         "1e-12, which albert_tf's LayerNorm uses")
+        raise ValueError(
+            f"{path}: layer_norm_eps {data['layer_norm_eps']} differs from ALBERT's "
+            "1e-12, which albert_tf's LayerNorm uses"
+        )
     act = data.get("hidden_act", "gelu_new")
     if act not in ACT_FROM_HF:
-        raise ValueError(f"{path}: hidden_act {act!r} is not supported; use one of {sorted(ACT_FROM_HF)}")
+        raise ValueError(
+            f"{path}: hidden_act {act!r} is not supported; use one of {sorted(ACT_FROM_HF)}"
+        )
     defaults = AlbertConfig(vocab_size=1)
-    fields = ("vocab_size", "embedding_size", "hidden_size", "num_hidden_layers",
-              "num_hidden_groups", "num_attention_heads", "intermediate_size", "inner_group_num",
-              "hidden_dropout_prob", "attention_probs_dropout_prob", "max_position_embeddings",
-              "type_vocab_size", "initializer_range")
+    fields = (
+        "vocab_size",
+        "embedding_size",
+        "hidden_size",
+        "num_hidden_layers",
+        "num_hidden_groups",
+        "num_attention_heads",
+        "intermediate_size",
+        "inner_group_num",
+        "hidden_dropout_prob",
+        "attention_probs_dropout_prob",
+        "max_position_embeddings",
+        "type_vocab_size",
+        "initializer_range",
+    )
     values = {k: data.get(k, getattr(defaults, k)) for k in fields}
     if "vocab_size" not in data:
         raise ValueError(f"{path}: no 'vocab_size'")
@@ -172,8 +249,9 @@ def model_for_hf_config(data: dict, config):
         n = _num_labels(data)
         regression = data.get("problem_type") == "regression" or n == 1
         multi = data.get("problem_type") == "multi_label_classification"
-        return AlbertClassifier(config, n, dropout_prob=dropout, is_regression=regression,
-                                multi_label=multi)
+        return AlbertClassifier(
+            config, n, dropout_prob=dropout, is_regression=regression, multi_label=multi
+        )
     if arch == "AlbertForMultipleChoice":
         return AlbertMultipleChoice(config, dropout_prob=dropout)
     if arch == "AlbertForTokenClassification":
@@ -203,16 +281,28 @@ def hf_state(model) -> tuple[dict, list]:
 
 
 def _tokenizer_config(max_length):
-    return {"tokenizer_class": "AlbertTokenizer", "do_lower_case": True, "remove_space": True,
-            "keep_accents": False, "bos_token": "[CLS]", "eos_token": "[SEP]", "unk_token": "<unk>",
-            "sep_token": "[SEP]", "pad_token": "<pad>", "cls_token": "[CLS]", "mask_token": "[MASK]",
-            "model_max_length": max_length}
+    return {
+        "tokenizer_class": "AlbertTokenizer",
+        "do_lower_case": True,
+        "remove_space": True,
+        "keep_accents": False,
+        "bos_token": "[CLS]",
+        "eos_token": "[SEP]",
+        "unk_token": "<unk>",
+        "sep_token": "[SEP]",
+        "pad_token": "<pad>",
+        "cls_token": "[CLS]",
+        "mask_token": "[MASK]",
+        "model_max_length": max_length,
+    }
 
 
 def export_huggingface(model, folder, spm_model_file=None) -> ExportReport:
     """Write `config.json` and `model.safetensors` (and, with `spm_model_file`, `spiece.model`
     and `tokenizer_config.json`) that transformers' ALBERT classes load with from_pretrained."""
+    # deferred: only the Hugging Face path needs safetensors
     from safetensors.numpy import save
+
     folder = os.fspath(folder)
     config = hf_config(model)
     tensors, left_out = hf_state(model)
@@ -223,9 +313,10 @@ def export_huggingface(model, folder, spm_model_file=None) -> ExportReport:
     fileio.write_bytes(fileio.join(folder, WEIGHTS_FILE), save(tensors, metadata={"format": "pt"}))
     if spm_model_file is not None:
         copy_spm_model(spm_model_file, folder, "spiece.model")
-        fileio.write_text(fileio.join(folder, "tokenizer_config.json"),
-                          json.dumps(_tokenizer_config(model.config.max_position_embeddings),
-                                     indent=2) + "\n")
+        fileio.write_text(
+            fileio.join(folder, "tokenizer_config.json"),
+            json.dumps(_tokenizer_config(model.config.max_position_embeddings), indent=2) + "\n",
+        )
     fileio.write_text(config_path, json.dumps(config, indent=2) + "\n")
     written = sorted(set(original_variable_map(model)) - set(left_out))
     return ExportReport(folder, written, left_out)
@@ -236,7 +327,9 @@ def is_huggingface_folder(path) -> bool:
     """A folder holding transformers' config.json and safetensors weights."""
     path = os.fspath(path)
     return fileio.isfile(fileio.join(path, "config.json")) and (
-        fileio.isfile(fileio.join(path, WEIGHTS_FILE)) or fileio.isfile(fileio.join(path, INDEX_FILE)))
+        fileio.isfile(fileio.join(path, WEIGHTS_FILE))
+        or fileio.isfile(fileio.join(path, INDEX_FILE))
+    )
 
 
 def read_hf_tensors(folder) -> dict:
@@ -256,14 +349,18 @@ def read_hf_tensors(folder) -> dict:
         except Exception as e:  # safetensors raises its own error types
             raise ValueError(f"cannot read safetensors file {path}: {e}") from None
     if not any(n.startswith(PREFIX) for n in tensors):
-        tensors = {(PREFIX + n if n.split(".")[0] in ("embeddings", "encoder", "pooler") else n): v
-                   for n, v in tensors.items()}
+        tensors = {
+            (PREFIX + n if n.split(".")[0] in ("embeddings", "encoder", "pooler") else n): v
+            for n, v in tensors.items()
+        }
     return tensors
 
 
 def _load_safetensors(path) -> dict:
     """One safetensors file's tensors: memory-mapped when local, read whole when remote."""
+    # deferred: only the Hugging Face path needs safetensors
     from safetensors.numpy import load, load_file
+
     return load(fileio.read_bytes(path)) if fileio.is_remote(path) else load_file(path)
 
 
@@ -296,10 +393,17 @@ def load_huggingface(folder, model=None):
         if kernel is not None:
             check_identity_projection(kernel, bias, folder)
     available = {g: h for g, h in by_google.items() if h in tensors}
-    shapes = {g: tuple(reversed(tensors[h].shape)) if g.endswith("/kernel") else tensors[h].shape
-              for g, h in available.items()}
-    report = assign_google_named(model, shapes, lambda g: _from_hf(g, tensors[available[g]]), folder,
-                                 optional=("bert/pooler/dense/kernel", "bert/pooler/dense/bias"))
+    shapes = {
+        g: tuple(reversed(tensors[h].shape)) if g.endswith("/kernel") else tensors[h].shape
+        for g, h in available.items()
+    }
+    report = assign_google_named(
+        model,
+        shapes,
+        lambda g: _from_hf(g, tensors[available[g]]),
+        folder,
+        optional=("bert/pooler/dense/kernel", "bert/pooler/dense/bias"),
+    )
     mapped = set(available.values()) | {hf_name(n) for n in PROJECTION}
     report.ignored = sorted(n for n in tensors if n in IGNORED)
     report.unused = sorted(n for n in tensors if n not in mapped and n not in IGNORED)

@@ -9,17 +9,26 @@ to float rounding. An AlbertPretrainer's masked-LM head travels as an `AlbertMas
 head LayerNorm uses epsilon 1e-5 (Google's: 1e-12); the SOP and task heads have no place there and
 are reported as left out.
 """
+
 from __future__ import annotations
 
 import os
 
 from albert_tf.core import fileio
-from albert_tf.formats.common import (PROJECTION as _PROJECTION, ExportReport, check_identity_projection,
-                                      identity_projection, rename, reshape_checked)
-from albert_tf.formats.tf1 import assign_google_named
-from albert_tf.modeling.names import encoder_variable_map, original_variable_map
 from albert_tf.core.config import AlbertConfig
+from albert_tf.formats.common import (
+    PROJECTION as _PROJECTION,
+)
+from albert_tf.formats.common import (
+    ExportReport,
+    check_identity_projection,
+    identity_projection,
+    rename,
+    reshape_checked,
+)
+from albert_tf.formats.tf1 import assign_google_named
 from albert_tf.modeling.albert_model import AlbertModel, AlbertPretrainer
+from albert_tf.modeling.names import encoder_variable_map, original_variable_map
 
 _BLOCK = r"bert/encoder/transformer/group_(\d+)/inner_group_(\d+)/"
 _KH_BLOCK = r"group_\1_inner_layer_\2/"
@@ -30,12 +39,23 @@ RULES = (
     (r"bert/embeddings/token_type_embeddings", "segment_embedding/embeddings"),
     (r"bert/embeddings/LayerNorm/(gamma|beta)", r"embeddings_layer_norm/\1"),
     (r"bert/encoder/embedding_hidden_mapping_in/(kernel|bias)", r"embedding_projection/\1"),
-    (_BLOCK + r"attention_1/self/(query|key|value)/(kernel|bias)",
-     _KH_BLOCK + r"self_attention_layer/\3/\4"),
-    (_BLOCK + r"attention_1/output/dense/(kernel|bias)", _KH_BLOCK + r"self_attention_layer/attention_output/\3"),
+    (
+        _BLOCK + r"attention_1/self/(query|key|value)/(kernel|bias)",
+        _KH_BLOCK + r"self_attention_layer/\3/\4",
+    ),
+    (
+        _BLOCK + r"attention_1/output/dense/(kernel|bias)",
+        _KH_BLOCK + r"self_attention_layer/attention_output/\3",
+    ),
     (_BLOCK + r"LayerNorm/(gamma|beta)", _KH_BLOCK + r"self_attention_layer_norm/\3"),
-    (_BLOCK + r"ffn_1/intermediate/dense/(kernel|bias)", _KH_BLOCK + r"feedforward_intermediate_dense/\3"),
-    (_BLOCK + r"ffn_1/intermediate/output/dense/(kernel|bias)", _KH_BLOCK + r"feedforward_output_dense/\3"),
+    (
+        _BLOCK + r"ffn_1/intermediate/dense/(kernel|bias)",
+        _KH_BLOCK + r"feedforward_intermediate_dense/\3",
+    ),
+    (
+        _BLOCK + r"ffn_1/intermediate/output/dense/(kernel|bias)",
+        _KH_BLOCK + r"feedforward_output_dense/\3",
+    ),
     (_BLOCK + r"LayerNorm_1/(gamma|beta)", _KH_BLOCK + r"feedforward_layer_norm/\3"),
     (r"bert/pooler/dense/(kernel|bias)", r"pooled_dense/\1"),
     # AlbertMaskedLM's head (its decoder is tied to token_embedding, as Google's)
@@ -51,33 +71,54 @@ def backbone_kwargs(config) -> dict:
     """AlbertBackbone constructor arguments for an AlbertConfig; refuses what keras-hub's ALBERT
     cannot compute (partial sharing, groups not dividing the layers, another activation)."""
     if config.sharing != "all":
-        raise ValueError(f"keras-hub's AlbertBackbone shares whole blocks only; sharing="
-                         f"{config.sharing!r} cannot be exported")
+        raise ValueError(
+            f"keras-hub's AlbertBackbone shares whole blocks only; sharing="
+            f"{config.sharing!r} cannot be exported"
+        )
     if config.num_hidden_layers % config.num_hidden_groups:
-        raise ValueError(f"keras-hub's AlbertBackbone needs num_hidden_layers "
-                         f"({config.num_hidden_layers}) divisible by num_hidden_groups "
-                         f"({config.num_hidden_groups})")
+        raise ValueError(
+            f"keras-hub's AlbertBackbone needs num_hidden_layers "
+            f"({config.num_hidden_layers}) divisible by num_hidden_groups "
+            f"({config.num_hidden_groups})"
+        )
     if config.hidden_act not in ("gelu", "gelu_new"):
-        raise ValueError(f"keras-hub's AlbertBackbone computes tanh GELU only; hidden_act="
-                         f"{config.hidden_act!r} cannot be exported")
-    return dict(vocabulary_size=config.vocab_size, num_layers=config.num_hidden_layers,
-                num_heads=config.num_attention_heads, embedding_dim=config.embedding_size,
-                hidden_dim=config.hidden_size, intermediate_dim=config.intermediate_size,
-                num_groups=config.num_hidden_groups, num_inner_repetitions=config.inner_group_num,
-                dropout=config.hidden_dropout_prob, max_sequence_length=config.max_position_embeddings,
-                num_segments=config.type_vocab_size)
+        raise ValueError(
+            f"keras-hub's AlbertBackbone computes tanh GELU only; hidden_act="
+            f"{config.hidden_act!r} cannot be exported"
+        )
+    return dict(
+        vocabulary_size=config.vocab_size,
+        num_layers=config.num_hidden_layers,
+        num_heads=config.num_attention_heads,
+        embedding_dim=config.embedding_size,
+        hidden_dim=config.hidden_size,
+        intermediate_dim=config.intermediate_size,
+        num_groups=config.num_hidden_groups,
+        num_inner_repetitions=config.inner_group_num,
+        dropout=config.hidden_dropout_prob,
+        max_sequence_length=config.max_position_embeddings,
+        num_segments=config.type_vocab_size,
+    )
 
 
 def config_from_backbone(backbone):
     """The AlbertConfig of a keras-hub AlbertBackbone (Google's tanh "gelu", one dropout rate)."""
     b = backbone
-    return AlbertConfig(vocab_size=b.vocabulary_size, embedding_size=b.embedding_dim,
-                        hidden_size=b.hidden_dim, num_hidden_layers=b.num_layers,
-                        num_hidden_groups=b.num_groups, num_attention_heads=b.num_heads,
-                        intermediate_size=b.intermediate_dim, inner_group_num=b.num_inner_repetitions,
-                        hidden_act="gelu", hidden_dropout_prob=b.dropout,
-                        attention_probs_dropout_prob=b.dropout,
-                        max_position_embeddings=b.max_sequence_length, type_vocab_size=b.num_segments)
+    return AlbertConfig(
+        vocab_size=b.vocabulary_size,
+        embedding_size=b.embedding_dim,
+        hidden_size=b.hidden_dim,
+        num_hidden_layers=b.num_layers,
+        num_hidden_groups=b.num_groups,
+        num_attention_heads=b.num_heads,
+        intermediate_size=b.intermediate_dim,
+        inner_group_num=b.num_inner_repetitions,
+        hidden_act="gelu",
+        hidden_dropout_prob=b.dropout,
+        attention_probs_dropout_prob=b.dropout,
+        max_position_embeddings=b.max_sequence_length,
+        type_vocab_size=b.num_segments,
+    )
 
 
 # ---- the map ----------------------------------------------------------------------------------
@@ -107,7 +148,9 @@ def _fill(variables, names):
 # ---- export -----------------------------------------------------------------------------------
 def to_backbone(model):
     """A keras-hub AlbertBackbone holding the encoder weights of any albert_tf model."""
+    # deferred: keras-hub is slow to import and only this path needs it
     import keras_hub
+
     albert = model if hasattr(model, "embedding") else model.albert
     backbone = keras_hub.models.AlbertBackbone(**backbone_kwargs(albert.config))
     variables = _backbone_variables(backbone)
@@ -120,7 +163,9 @@ def to_backbone(model):
 
 def to_masked_lm(model, preprocessor=None):
     """A keras-hub AlbertMaskedLM holding an AlbertPretrainer's encoder and masked-LM head."""
+    # deferred: keras-hub is slow to import and only this path needs it
     import keras_hub
+
     task = keras_hub.models.AlbertMaskedLM(to_backbone(model), preprocessor=preprocessor)
     _fill({v.path: v for v in task.weights}, original_variable_map(model))
     return task
@@ -130,7 +175,9 @@ def export_keras_hub_preset(model, preset_dir, spm_model_file=None) -> ExportRep
     """Write a keras-hub preset folder that `AlbertBackbone.from_preset(preset_dir)` loads (and,
     with `spm_model_file`, `AlbertTokenizer.from_preset(preset_dir)`). An AlbertPretrainer's
     masked-LM head goes along as an `AlbertMaskedLM` task; other heads are left out."""
+    # deferred: keras-hub is slow to import and only this path needs it
     import keras_hub
+
     preset_dir = os.fspath(preset_dir)
     tokenizer = None
     if spm_model_file is not None:
@@ -161,10 +208,13 @@ def is_keras_hub_preset(path) -> bool:
 
 def _save_preset(model, tokenizer, folder) -> set:
     """Save the preset's files into the local `folder`; returns the variable paths written."""
+    # deferred: keras-hub is slow to import and only this path needs it
     import keras_hub
+
     if hasattr(model, "mlm_head"):
         preprocessor = tokenizer and keras_hub.models.AlbertMaskedLMPreprocessor(
-            tokenizer, sequence_length=model.config.max_position_embeddings)
+            tokenizer, sequence_length=model.config.max_position_embeddings
+        )
         task = to_masked_lm(model, preprocessor)
         task.save_to_preset(folder)
         return {v.path for v in task.weights}
@@ -186,7 +236,9 @@ def _task_class(path):
 def _read_source(source):
     """(backbone, object holding the variables, label) of a preset folder, a live AlbertBackbone
     or a live AlbertMaskedLM (a preset with an AlbertMaskedLM task is read as one)."""
+    # deferred: keras-hub is slow to import and only this path needs it
     import keras_hub
+
     if isinstance(source, keras_hub.models.AlbertMaskedLM):
         return source.backbone, source, source.name
     if isinstance(source, keras_hub.models.AlbertBackbone):
@@ -194,8 +246,11 @@ def _read_source(source):
     path = os.fspath(source)
     if not is_keras_hub_preset(path):
         raise FileNotFoundError(f"not a keras-hub preset folder (no keras-hub config.json): {path}")
-    kind = (keras_hub.models.AlbertMaskedLM if _task_class(path) == "AlbertMaskedLM"
-            else keras_hub.models.AlbertBackbone)
+    kind = (
+        keras_hub.models.AlbertMaskedLM
+        if _task_class(path) == "AlbertMaskedLM"
+        else keras_hub.models.AlbertBackbone
+    )
     with fileio.local_folder_copy(path) as local:  # keras-hub reads local folders
         loaded = kind.from_preset(local)
     if kind is keras_hub.models.AlbertMaskedLM:
@@ -220,13 +275,18 @@ def load_keras_hub(source, model=None):
         if path in variables:
             expected[google] = (path, tuple(target.shape))
     if albert.embedding.projection is None:
-        check_identity_projection(variables[keras_hub_name(_PROJECTION[0])].numpy(),
-                                  variables[keras_hub_name(_PROJECTION[1])].numpy(), label)
-    arrays = {g: reshape_checked(variables[p].numpy(), shape, f"{label}: {p}")
-              for g, (p, shape) in expected.items()}
+        check_identity_projection(
+            variables[keras_hub_name(_PROJECTION[0])].numpy(),
+            variables[keras_hub_name(_PROJECTION[1])].numpy(),
+            label,
+        )
+    arrays = {
+        g: reshape_checked(variables[p].numpy(), shape, f"{label}: {p}")
+        for g, (p, shape) in expected.items()
+    }
     mapped = {p for p, _ in expected.values()} | {keras_hub_name(n) for n in _PROJECTION}
-    report = assign_google_named(model, {n: a.shape for n, a in arrays.items()}, arrays.__getitem__,
-                                 label)
+    report = assign_google_named(
+        model, {n: a.shape for n, a in arrays.items()}, arrays.__getitem__, label
+    )
     report.unused = sorted(p for p in variables if p not in mapped)
     return model, report
-

@@ -4,6 +4,7 @@ Every albert_tf model describes its variables in Google's names through
 `original_variable_map(model)`; loading reads a TF1 name-based checkpoint (or a TF-Hub export
 with its `module/` prefix) into them, saving writes them back under the same names.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -17,7 +18,9 @@ from albert_tf.core import fileio
 from albert_tf.core.errors import InputError
 from albert_tf.formats import albert_zh
 from albert_tf.modeling.names import (  # noqa: F401  (re-exported: the converters' view)
-    encoder_variable_map, original_variable_map)
+    encoder_variable_map,
+    original_variable_map,
+)
 
 # Variables of Google's checkpoints that are not model weights.
 _OPTIMIZER_SLOT = re.compile(r"/(adam_m|adam_v|lamb_m|lamb_v|Momentum|Adam|Adam_1)$")
@@ -29,6 +32,7 @@ _HUB_PREFIX = "module/"
 @dataclasses.dataclass
 class LoadReport:
     """What a checkpoint load did: names loaded, checkpoint names unused, model names missing."""
+
     checkpoint: str
     loaded: list
     unused: list
@@ -37,9 +41,11 @@ class LoadReport:
     fallbacks: dict = dataclasses.field(default_factory=dict)  # model name → checkpoint name
 
     def __str__(self):
-        lines = [f"checkpoint {self.checkpoint}: loaded {len(self.loaded)} variables, "
-                 f"{len(self.missing)} missing, {len(self.unused)} unused, "
-                 f"{len(self.ignored)} optimizer/step variables ignored"]
+        lines = [
+            f"checkpoint {self.checkpoint}: loaded {len(self.loaded)} variables, "
+            f"{len(self.missing)} missing, {len(self.unused)} unused, "
+            f"{len(self.ignored)} optimizer/step variables ignored"
+        ]
         lines += [f"  missing: {n}" for n in self.missing]
         lines += [f"  unused:  {n}" for n in self.unused]
         lines += [f"  {m} <- {c}" for m, c in self.fallbacks.items()]
@@ -68,9 +74,11 @@ def resolve_checkpoint_path(path) -> str:
             return best
         only = [n for n in fileio.listdir(path) if n.endswith(".index")]
         if len(only) == 1:
-            return fileio.join(path, only[0][:-len(".index")])
-        raise FileNotFoundError(f"no TF checkpoint found in directory {path}" + (
-            f" (it holds {len(only)}: name one)" if only else ""))
+            return fileio.join(path, only[0][: -len(".index")])
+        raise FileNotFoundError(
+            f"no TF checkpoint found in directory {path}"
+            + (f" (it holds {len(only)}: name one)" if only else "")
+        )
     raise FileNotFoundError(f"TF checkpoint not found: {prefix} (no {prefix}.index)")
 
 
@@ -83,7 +91,8 @@ def checkpoint_reader(path):
 def _name_prefix(shapes) -> str:
     """'module/' for a TF-Hub export (no bert/ or cls/ names), else ''."""
     if not any(n.startswith(("bert/", "cls/")) for n in shapes) and any(
-            n.startswith(_HUB_PREFIX) for n in shapes):
+        n.startswith(_HUB_PREFIX) for n in shapes
+    ):
         return _HUB_PREFIX
     return ""
 
@@ -97,13 +106,15 @@ def google_view(path, reader=None):
     shapes = reader.get_variable_to_shape_map()
     prefix = _name_prefix(shapes)
     ignored = sorted(n for n in shapes if _OPTIMIZER_SLOT.search(n) or _NOT_WEIGHTS.search(n))
-    available = {n[len(prefix):]: n for n in shapes if n.startswith(prefix) and n not in ignored}
+    available = {n[len(prefix) :]: n for n in shapes if n.startswith(prefix) and n not in ignored}
     view = {n: tuple(shapes[s]) for n, s in available.items()}
     read = lambda n: reader.get_tensor(available[n])  # noqa: E731
     if albert_zh.is_bert(view):
-        raise InputError(f"checkpoint {path} is in BERT's layout (one scope per layer, e.g. "
-                         f"{next(n for n in sorted(view) if albert_zh.is_bert([n]))}), neither "
-                         "Google's ALBERT layout nor brightmart/albert_zh's: it is not an ALBERT")
+        raise InputError(
+            f"checkpoint {path} is in BERT's layout (one scope per layer, e.g. "
+            f"{next(n for n in sorted(view) if albert_zh.is_bert([n]))}), neither "
+            "Google's ALBERT layout nor brightmart/albert_zh's: it is not an ALBERT"
+        )
     if albert_zh.is_brightmart(view):
         view, read = albert_zh.google_view(view, read)
     return view, read, ignored
@@ -112,25 +123,51 @@ def google_view(path, reader=None):
 def expected_encoder_shapes(config) -> dict:
     """Google name → shape of every encoder variable a model of `config` has, computed from
     the config alone (no model is built), for checking a checkpoint before any work."""
-    V, E, H, I = config.vocab_size, config.embedding_size, config.hidden_size, config.intermediate_size
-    shapes = {"bert/embeddings/word_embeddings": [V, E],
-              "bert/embeddings/token_type_embeddings": [config.type_vocab_size, E],
-              "bert/embeddings/position_embeddings": [config.max_position_embeddings, E],
-              "bert/embeddings/LayerNorm/gamma": [E], "bert/embeddings/LayerNorm/beta": [E],
-              "bert/pooler/dense/kernel": [H, H], "bert/pooler/dense/bias": [H]}
+    V, E, H, I = (
+        config.vocab_size,
+        config.embedding_size,
+        config.hidden_size,
+        config.intermediate_size,
+    )
+    shapes = {
+        "bert/embeddings/word_embeddings": [V, E],
+        "bert/embeddings/token_type_embeddings": [config.type_vocab_size, E],
+        "bert/embeddings/position_embeddings": [config.max_position_embeddings, E],
+        "bert/embeddings/LayerNorm/gamma": [E],
+        "bert/embeddings/LayerNorm/beta": [E],
+        "bert/pooler/dense/kernel": [H, H],
+        "bert/pooler/dense/bias": [H],
+    }
     if E != H:
-        shapes.update({"bert/encoder/embedding_hidden_mapping_in/kernel": [E, H],
-                       "bert/encoder/embedding_hidden_mapping_in/bias": [H]})
+        shapes.update(
+            {
+                "bert/encoder/embedding_hidden_mapping_in/kernel": [E, H],
+                "bert/encoder/embedding_hidden_mapping_in/bias": [H],
+            }
+        )
     layers = range(config.num_hidden_layers)
-    shared = {"attention": config.sharing in ("all", "attention"), "ffn": config.sharing in ("all", "ffn")}
-    blocks = {kind: sorted({config.group_of_layer(i) if shared[kind] else i for i in layers})
-              for kind in shared}
-    attention = {f"attention_1/{n}/{w}": s for n in ("self/query", "self/key", "self/value", "output/dense")
-                 for w, s in (("kernel", [H, H]), ("bias", [H]))}
+    shared = {
+        "attention": config.sharing in ("all", "attention"),
+        "ffn": config.sharing in ("all", "ffn"),
+    }
+    blocks = {
+        kind: sorted({config.group_of_layer(i) if shared[kind] else i for i in layers})
+        for kind in shared
+    }
+    attention = {
+        f"attention_1/{n}/{w}": s
+        for n in ("self/query", "self/key", "self/value", "output/dense")
+        for w, s in (("kernel", [H, H]), ("bias", [H]))
+    }
     attention.update({"LayerNorm/gamma": [H], "LayerNorm/beta": [H]})
-    ffn = {"ffn_1/intermediate/dense/kernel": [H, I], "ffn_1/intermediate/dense/bias": [I],
-           "ffn_1/intermediate/output/dense/kernel": [I, H], "ffn_1/intermediate/output/dense/bias": [H],
-           "LayerNorm_1/gamma": [H], "LayerNorm_1/beta": [H]}
+    ffn = {
+        "ffn_1/intermediate/dense/kernel": [H, I],
+        "ffn_1/intermediate/dense/bias": [I],
+        "ffn_1/intermediate/output/dense/kernel": [I, H],
+        "ffn_1/intermediate/output/dense/bias": [H],
+        "LayerNorm_1/gamma": [H],
+        "LayerNorm_1/beta": [H],
+    }
     for kind, names in (("attention", attention), ("ffn", ffn)):
         for group in blocks[kind]:
             for inner in range(config.inner_group_num):
@@ -139,8 +176,9 @@ def expected_encoder_shapes(config) -> dict:
     return shapes
 
 
-def check_checkpoint_fits_config(config, ckpt_path, *, group0_fallback=False,
-                                 config_file="the config") -> str:
+def check_checkpoint_fits_config(
+    config, ckpt_path, *, group0_fallback=False, config_file="the config"
+) -> str:
     """Raise InputError when a Google TF1 checkpoint's encoder variables do not have the names
     and shapes `config` gives them; returns the resolved path. Object checkpoints are checked
     when they are loaded. Reads only the checkpoint's index, not its values."""
@@ -163,12 +201,14 @@ def check_checkpoint_fits_config(config, ckpt_path, *, group0_fallback=False,
             raise InputError(
                 f"{config_file} does not fit checkpoint {path}: {name} is {list(shapes[source])} "
                 f"in the checkpoint but {list(shape)} from the config (check vocab_size, "
-                "embedding_size, hidden_size, intermediate_size, max_position_embeddings)")
+                "embedding_size, hidden_size, intermediate_size, max_position_embeddings)"
+            )
     if missing:
         raise InputError(
             f"{config_file} does not fit checkpoint {path}: it lacks {len(missing)} encoder "
             f"variables the config needs, e.g. {missing[0]} (check num_hidden_groups, "
-            "inner_group_num, num_hidden_layers, sharing, embedding_size)")
+            "inner_group_num, num_hidden_layers, sharing, embedding_size)"
+        )
     return path
 
 
@@ -192,12 +232,28 @@ def load_original_checkpoint(model, ckpt_path, *, require_encoder=True, group0_f
     except (tf.errors.OpError, ValueError) as e:
         raise InputError(f"cannot read TF checkpoint {path}: {e}") from None
     shapes, read, ignored = google_view(path, reader)
-    return assign_google_named(model, shapes, read, path, ignored=ignored,
-                               require_encoder=require_encoder, group0_fallback=group0_fallback)
+    return assign_google_named(
+        model,
+        shapes,
+        read,
+        path,
+        ignored=ignored,
+        require_encoder=require_encoder,
+        group0_fallback=group0_fallback,
+    )
 
 
-def assign_google_named(model, shapes, read, source, *, ignored=(), require_encoder=True,
-                        group0_fallback=False, optional=()):
+def assign_google_named(
+    model,
+    shapes,
+    read,
+    source,
+    *,
+    ignored=(),
+    require_encoder=True,
+    group0_fallback=False,
+    optional=(),
+):
     """Load tensors named in Google's names into an albert_tf model; the shared core of every
     format's loader. `shapes` maps each available name to its shape, `read(name)` gives its
     array; names in `optional` may be missing even with `require_encoder`. Nothing is assigned
@@ -215,8 +271,10 @@ def assign_google_named(model, shapes, read, source, *, ignored=(), require_enco
             continue
         if tuple(shapes[src]) != tuple(variable.shape):
             raise InputError(
-                f"shape mismatch for {name}: checkpoint {source} has {list(shapes[src])}, the model "
-                f"(from its config) has {list(variable.shape)}; the config does not fit this checkpoint")
+                f"shape mismatch for {name}: checkpoint {source} has {list(shapes[src])}, the "
+                f"model (from its config) has {list(variable.shape)}; the config does not fit "
+                "this checkpoint"
+            )
         values[name] = np.asarray(read(src))
         used.add(src)
         loaded.append(name)
@@ -226,10 +284,13 @@ def assign_google_named(model, shapes, read, source, *, ignored=(), require_enco
             raise InputError(
                 f"checkpoint {source} lacks {len(encoder_missing)} encoder variables the model's "
                 f"config needs, e.g. {encoder_missing[0]}; the config does not fit this checkpoint "
-                "(check num_hidden_groups, inner_group_num, sharing, embedding_size)")
+                "(check num_hidden_groups, inner_group_num, sharing, embedding_size)"
+            )
     for name, value in values.items():  # assign only after every check passed
         variable = targets[name]
-        variable.assign(value.astype(np.dtype(variable.dtype)) if value.dtype != variable.dtype else value)
+        variable.assign(
+            value.astype(np.dtype(variable.dtype)) if value.dtype != variable.dtype else value
+        )
     unused = sorted(n for n in shapes if n not in used)
     return LoadReport(source, sorted(loaded), unused, sorted(missing), sorted(ignored), fallbacks)
 
@@ -247,14 +308,20 @@ def save_original_checkpoint(model, ckpt_path, *, global_step=None, write_state_
     directory = fileio.dirname(fileio.abspath(ckpt_path))
     fileio.makedirs(directory)
     names = original_variable_map(model)
-    tensors = {n: tf.convert_to_tensor(v.value if hasattr(v, "value") else v) for n, v in names.items()}
+    tensors = {
+        n: tf.convert_to_tensor(v.value if hasattr(v, "value") else v) for n, v in names.items()
+    }
     if global_step is not None:
         tensors["global_step"] = tf.constant(int(global_step), tf.int64)
     ordered = sorted(tensors)
 
     def save(prefix):
-        tf.raw_ops.SaveV2(prefix=prefix, tensor_names=ordered, shape_and_slices=[""] * len(ordered),
-                          tensors=[tensors[n] for n in ordered])
+        tf.raw_ops.SaveV2(
+            prefix=prefix,
+            tensor_names=ordered,
+            shape_and_slices=[""] * len(ordered),
+            tensors=[tensors[n] for n in ordered],
+        )
 
     if fileio.is_remote(ckpt_path):
         fileio.remove(ckpt_path + ".index")  # no reader pairs an old index with the new data
@@ -265,19 +332,21 @@ def save_original_checkpoint(model, ckpt_path, *, global_step=None, write_state_
         # the name relative to the folder (TF makes remote names relative itself, wrongly)
         state_name = fileio.join(directory, fileio.basename(ckpt_path))
         tf.compat.v1.train.update_checkpoint_state(
-            directory, state_name if fileio.is_remote(directory) else fileio.basename(ckpt_path))
+            directory, state_name if fileio.is_remote(directory) else fileio.basename(ckpt_path)
+        )
     return ckpt_path
 
 
 def _save_then_rename(save, ckpt_path, directory):
-    """A local checkpoint saved under a temporary prefix, then renamed: data files, `.index` last."""
+    """A local checkpoint saved under a temporary prefix, then renamed: data files, `.index`
+    last."""
     name = fileio.basename(ckpt_path)
     tmp_name = f".tmp-{name}-{os.getpid()}"
     try:
         save(fileio.join(directory, tmp_name))
         for f in fileio.listdir(directory):
             if f.startswith(tmp_name + ".data-"):
-                fileio.rename(fileio.join(directory, f), ckpt_path + f[len(tmp_name):])
+                fileio.rename(fileio.join(directory, f), ckpt_path + f[len(tmp_name) :])
         fileio.rename(fileio.join(directory, tmp_name + ".index"), ckpt_path + ".index")
     finally:
         for f in fileio.listdir(directory):
@@ -286,8 +355,12 @@ def _save_then_rename(save, ckpt_path, directory):
 
 
 def read_original_checkpoint(ckpt_path) -> dict:
-    """All weight tensors of a TF1 checkpoint as numpy arrays (optimizer slots and steps left out)."""
+    """All weight tensors of a TF1 checkpoint as numpy arrays (optimizer slots and steps left
+    out)."""
     path = resolve_checkpoint_path(ckpt_path)
     reader = checkpoint_reader(path)
-    return {n: reader.get_tensor(n) for n in reader.get_variable_to_shape_map()
-            if not (_OPTIMIZER_SLOT.search(n) or _NOT_WEIGHTS.search(n))}
+    return {
+        n: reader.get_tensor(n)
+        for n in reader.get_variable_to_shape_map()
+        if not (_OPTIMIZER_SLOT.search(n) or _NOT_WEIGHTS.search(n))
+    }

@@ -8,6 +8,7 @@ A config is needed only where the input carries none (TF1, `.weights.h5`); for T
 `albert_config.json` beside the checkpoint is used. `python -m albert_tf.convert` is the
 command line over `convert_model`.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,9 +16,9 @@ import os
 
 from albert_tf.core import fileio
 from albert_tf.core.config import AlbertConfig
-from albert_tf.modeling.names import original_variable_map
 from albert_tf.formats.common import find_spm_model
 from albert_tf.interop.keras_files import load_model
+from albert_tf.modeling.names import original_variable_map
 
 FORMATS = ("tf1", "keras", "keras_hub", "huggingface")
 CONFIG_FILE = "albert_config.json"
@@ -28,7 +29,9 @@ def _is_keras(path):
 
 
 def build_model(config, kind):
+    # deferred: keeps TensorFlow off this module's import
     from albert_tf.modeling.albert_model import AlbertModel, AlbertPretrainer
+
     return AlbertPretrainer(config) if kind in (None, "pretrainer") else AlbertModel(config)
 
 
@@ -36,9 +39,15 @@ def build_model(config, kind):
 def detect_format(path) -> str:
     """The format of an input path, from the files present; a FileNotFoundError names the path
     when none matches."""
+    # deferred: keeps TensorFlow off this module's import
     from albert_tf.formats.huggingface import is_huggingface_folder
+
+    # deferred: keeps TensorFlow off this module's import
     from albert_tf.formats.keras_hub import is_keras_hub_preset
+
+    # deferred: keeps TensorFlow off this module's import
     from albert_tf.formats.tf1 import resolve_checkpoint_path
+
     path = os.fspath(path)
     if _is_keras(path):
         if not fileio.isfile(path):
@@ -53,7 +62,8 @@ def detect_format(path) -> str:
     except FileNotFoundError:
         raise FileNotFoundError(
             f"--input {path}: not a .keras/.weights.h5 file, a Hugging Face folder (config.json + "
-            f"model.safetensors), a keras-hub preset folder or a TF1 checkpoint") from None
+            f"model.safetensors), a keras-hub preset folder or a TF1 checkpoint"
+        ) from None
     return "tf1"
 
 
@@ -76,9 +86,15 @@ def read_model(path, config_file=None, model_kind=None, require_encoder=True):
     """(model, LoadReport) for any input format. `model_kind` "encoder" keeps only the
     AlbertModel; by default a TF1 or `.weights.h5` input gives an AlbertPretrainer and a
     self-describing input the model its config names."""
+    # deferred: keeps TensorFlow off this module's import
     from albert_tf.formats.huggingface import load_huggingface
+
+    # deferred: keeps TensorFlow off this module's import
     from albert_tf.formats.keras_hub import load_keras_hub
+
+    # deferred: keeps TensorFlow off this module's import
     from albert_tf.formats.tf1 import LoadReport, load_original_checkpoint
+
     path = os.fspath(path)
     fmt = detect_format(path)
     if fmt == "huggingface":
@@ -109,8 +125,9 @@ def _read_keras(path, config_file, model_kind):
 # ---- writing --------------------------------------------------------------------------------
 def _write_keras(model, output_path):
     if not _is_keras(output_path):
-        raise ValueError(f"--output {output_path}: the keras format needs a name ending in "
-                         ".weights.h5 or .keras")
+        raise ValueError(
+            f"--output {output_path}: the keras format needs a name ending in .weights.h5 or .keras"
+        )
     suffix = ".weights.h5" if output_path.endswith(".weights.h5") else ".keras"
     with fileio.atomic_path_with_suffix(output_path, suffix, local=True) as tmp:
         (model.save_weights if suffix == ".weights.h5" else model.save)(tmp)
@@ -127,9 +144,15 @@ def _write_config_beside(model, output_path):
 
 def write_model(model, output_path, output_format, spm_model_file=None):
     """Write `model` in `output_format`; returns the lines to print about what was written."""
+    # deferred: keeps TensorFlow off this module's import
     from albert_tf.formats.huggingface import export_huggingface
+
+    # deferred: keeps TensorFlow off this module's import
     from albert_tf.formats.keras_hub import export_keras_hub_preset
+
+    # deferred: keeps TensorFlow off this module's import
     from albert_tf.formats.tf1 import save_original_checkpoint
+
     output_path = os.fspath(output_path)
     if output_format == "keras_hub":
         return [str(export_keras_hub_preset(model, output_path, spm_model_file))]
@@ -140,7 +163,9 @@ def write_model(model, output_path, output_format, spm_model_file=None):
     else:
         save_original_checkpoint(model, output_path)
     lines = [f"wrote {output_path}"]
-    config = _write_config_beside(model, output_path) if not output_path.endswith(".keras") else None
+    config = (
+        _write_config_beside(model, output_path) if not output_path.endswith(".keras") else None
+    )
     return lines + ([f"wrote {config}"] if config else [])
 
 
@@ -148,8 +173,17 @@ def _default_spm(input_path):
     return find_spm_model(_input_folder(os.fspath(input_path)))
 
 
-def convert_model(input_path, output_path, output_format=None, *, albert_config_file=None,
-            model_kind=None, spm_model_file=None, require_encoder=True, log=None):
+def convert_model(
+    input_path,
+    output_path,
+    output_format=None,
+    *,
+    albert_config_file=None,
+    model_kind=None,
+    spm_model_file=None,
+    require_encoder=True,
+    log=None,
+):
     """Read `input_path` (format detected) and write it to `output_path` in `output_format`
     (default: by the output's name). The SentencePiece model travels along to keras-hub and
     Hugging Face outputs (`spm_model_file`, else the one in the input's folder). Returns the

@@ -1,6 +1,7 @@
 """The Keras-native text task API shared by every task: a task model with a preprocessor inside,
 so `fit`/`evaluate`/`predict` take raw strings, `compile()` defaults to Google's recipe, `.keras`
 files carry the tokenizer, and `from_pretrained` loads a release folder in one line."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -11,15 +12,15 @@ import keras
 import tensorflow as tf
 
 from albert_tf.core import fileio
-from albert_tf.engine import optimizers  # noqa: F401  (a compiled .keras file names its optimizer and schedule classes)
-from albert_tf.core.errors import InputError
-from albert_tf.keras_api import data
-from albert_tf.formats.common import find_tokenizer
 from albert_tf.core.config import AlbertConfig
-from albert_tf.modeling.padding_free import set_padding_free
-from albert_tf.engine.optimizers import create_optimizer
+from albert_tf.core.errors import InputError
+from albert_tf.engine import optimizers  # noqa: F401  (a compiled .keras file names its optimizer and schedule classes)
 from albert_tf.engine.init_checkpoint import init_from_checkpoint
+from albert_tf.engine.optimizers import create_optimizer
+from albert_tf.formats.common import find_tokenizer
 from albert_tf.formats.tf1 import resolve_checkpoint_path
+from albert_tf.keras_api import data
+from albert_tf.modeling.padding_free import set_padding_free
 
 CONFIG_NAME = "albert_config.json"
 
@@ -47,6 +48,7 @@ def _find_config(folder, albert_config_file):
 @dataclasses.dataclass(frozen=True)
 class _AutoOptimizer:
     """What compile() without an optimizer asked for; fit builds the optimizer from it."""
+
     init_lr: float
     warmup_proportion: float
     compile_kwargs: dict
@@ -83,9 +85,11 @@ class TextTaskMixin:
             preprocessor = keras.saving.deserialize_keras_object(preprocessor)
         limit = self.albert.config.max_position_embeddings
         if preprocessor is not None and preprocessor.sequence_length > limit:
-            raise InputError(f"{type(self).__name__}: the preprocessor's sequence_length "
-                             f"{preprocessor.sequence_length} exceeds the model's "
-                             f"max_position_embeddings {limit}; use sequence_length <= {limit}")
+            raise InputError(
+                f"{type(self).__name__}: the preprocessor's sequence_length "
+                f"{preprocessor.sequence_length} exceeds the model's "
+                f"max_position_embeddings {limit}; use sequence_length <= {limit}"
+            )
         self.preprocessor = preprocessor
         self._auto_optimizer = None
         # the preprocessor pads every text to sequence_length: encode the real tokens only
@@ -94,8 +98,11 @@ class TextTaskMixin:
 
     def get_config(self):
         config = super().get_config()
-        config["preprocessor"] = (None if self.preprocessor is None
-                                  else keras.saving.serialize_keras_object(self.preprocessor))
+        config["preprocessor"] = (
+            None
+            if self.preprocessor is None
+            else keras.saving.serialize_keras_object(self.preprocessor)
+        )
         return config
 
     def call(self, inputs, training=None):
@@ -106,8 +113,10 @@ class TextTaskMixin:
 
     def _require_preprocessor(self):
         if self.preprocessor is None:
-            raise ValueError(f"{type(self).__name__} has no preprocessor: pass feature dicts "
-                             "(input_ids, input_mask, segment_ids), or build it with one")
+            raise ValueError(
+                f"{type(self).__name__} has no preprocessor: pass feature dicts "
+                "(input_ids, input_mask, segment_ids), or build it with one"
+            )
         return self.preprocessor
 
     # ----- compile defaults
@@ -121,7 +130,8 @@ class TextTaskMixin:
             self._auto_optimizer = _AutoOptimizer(
                 learning_rate or self.default_learning_rate,
                 self.warmup_proportion if warmup_proportion is None else warmup_proportion,
-                dict(kwargs))
+                dict(kwargs),
+            )
             optimizer = create_optimizer(self._auto_optimizer.init_lr, 1, 0)  # until fit
         super().compile(optimizer=optimizer, **kwargs)
 
@@ -141,26 +151,45 @@ class TextTaskMixin:
             return
         steps = data.num_steps(ds, epochs, steps_per_epoch)
         if steps is None:
-            raise ValueError("fit: the dataset's length is unknown, so the default learning-rate "
-                             "schedule cannot be built; pass steps_per_epoch, or compile with "
-                             "an optimizer")
-        optimizer = create_optimizer(auto.init_lr, max(steps, 1),
-                                     int(auto.warmup_proportion * steps))
+            raise ValueError(
+                "fit: the dataset's length is unknown, so the default learning-rate "
+                "schedule cannot be built; pass steps_per_epoch, or compile with "
+                "an optimizer"
+            )
+        optimizer = create_optimizer(
+            auto.init_lr, max(steps, 1), int(auto.warmup_proportion * steps)
+        )
         super().compile(optimizer=optimizer, **auto.compile_kwargs)
         self._auto_optimizer = auto
 
     # ----- raw-string fit / evaluate / predict
 
-    def fit(self, x=None, y=None, batch_size=None, epochs=1, sample_weight=None,
-            validation_data=None, shuffle=True, steps_per_epoch=None, **kwargs):
+    def fit(
+        self,
+        x=None,
+        y=None,
+        batch_size=None,
+        epochs=1,
+        sample_weight=None,
+        validation_data=None,
+        shuffle=True,
+        steps_per_epoch=None,
+        **kwargs,
+    ):
         """keras fit on raw strings (or features): x is mapped through the preprocessor in a
         tf.data pipeline; uncompiled, it compiles with the defaults first."""
         ds = data.make_dataset(self.preprocessor, x, y, sample_weight, batch_size, shuffle)
         if validation_data is not None:
             validation_data = self._eval_data(validation_data, batch_size)
         self._schedule_optimizer(ds, epochs, steps_per_epoch)
-        return super().fit(ds, epochs=epochs, validation_data=validation_data, shuffle=False,
-                           steps_per_epoch=steps_per_epoch, **kwargs)
+        return super().fit(
+            ds,
+            epochs=epochs,
+            validation_data=validation_data,
+            shuffle=False,
+            steps_per_epoch=steps_per_epoch,
+            **kwargs,
+        )
 
     def _eval_data(self, validation_data, batch_size):
         if isinstance(validation_data, tf.data.Dataset):
@@ -190,19 +219,36 @@ class TextTaskMixin:
         """The raw-text serving signature; per task."""
         return [tf.TensorSpec([None], tf.string, name="text")]
 
-    def export(self, filepath, format="tf_saved_model", verbose=None, input_signature=None,
-               raw_text=True, **kwargs):
+    def export(
+        self,
+        filepath,
+        format="tf_saved_model",
+        verbose=None,
+        input_signature=None,
+        raw_text=True,
+        **kwargs,
+    ):
         """SavedModel whose `serve` takes raw strings (raw_text, the default; tokenized in the
         graph) or feature dicts (raw_text=False)."""
         if input_signature is None and raw_text:
             self._require_preprocessor()
             input_signature = self.text_input_signature()
-        return super().export(filepath, format=format, verbose=verbose,
-                              input_signature=input_signature, **kwargs)
+        return super().export(
+            filepath, format=format, verbose=verbose, input_signature=input_signature, **kwargs
+        )
 
     @classmethod
-    def from_pretrained(cls, path, *, spm_model_file=None, albert_config_file=None,
-                        do_lower_case=True, preprocessor_args=None, vocab_file=None, **model_args):
+    def from_pretrained(
+        cls,
+        path,
+        *,
+        spm_model_file=None,
+        albert_config_file=None,
+        do_lower_case=True,
+        preprocessor_args=None,
+        vocab_file=None,
+        **model_args,
+    ):
         """A task model with its preprocessor from a Google release folder (albert_config.json,
         model.ckpt-best, 30k-clean.model; or vocab_chinese.txt / vocab.txt for the WordPiece
         releases), a run's output_dir (its checkpoint; pass albert_config_file /
@@ -216,8 +262,9 @@ class TextTaskMixin:
         spm, vocab = _find_tokenizer(path, spm_model_file, vocab_file)
         split = {k: model_args.pop(k) for k in cls.preprocessor_args if k in model_args}
         split = _fitting_lengths(cls, split, config.max_position_embeddings)
-        preprocessor = cls.preprocessor_class(spm, do_lower_case=do_lower_case, vocab_file=vocab,
-                                              **split, **(preprocessor_args or {}))
+        preprocessor = cls.preprocessor_class(
+            spm, do_lower_case=do_lower_case, vocab_file=vocab, **split, **(preprocessor_args or {})
+        )
         model = cls(config, preprocessor=preprocessor, **model_args)
         best = fileio.join(path, "model.ckpt-best")
         try:

@@ -1,6 +1,7 @@
 """What `fit`/`evaluate`/`predict` of the text models take, as one tf.data pipeline: Python lists,
 NumPy arrays, pandas columns (or tuples / dicts of them) and tf.data of strings are sliced,
 batched and mapped through the model's preprocessor; feature dicts pass through untouched."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -49,8 +50,10 @@ def make_dataset(preprocessor, x, y=None, sample_weight=None, batch_size=None, s
     batch_size = batch_size or DEFAULT_BATCH_SIZE
     if isinstance(x, tf.data.Dataset):
         if y is not None or sample_weight is not None:
-            raise ValueError("with a tf.data.Dataset x, the labels come from the dataset: do not "
-                             "pass y or sample_weight")
+            raise ValueError(
+                "with a tf.data.Dataset x, the labels come from the dataset: do not "
+                "pass y or sample_weight"
+            )
         ds = x.batch(batch_size) if _unbatched(x) else x
     else:
         if y is None and sample_weight is not None:
@@ -62,8 +65,10 @@ def make_dataset(preprocessor, x, y=None, sample_weight=None, batch_size=None, s
         ds = ds.batch(batch_size)
     if not is_features(ds):
         if preprocessor is None:
-            raise ValueError("raw text needs a preprocessor: build the model with one (or "
-                             "from_pretrained), or pass feature dicts")
+            raise ValueError(
+                "raw text needs a preprocessor: build the model with one (or "
+                "from_pretrained), or pass feature dicts"
+            )
         ds = ds.map(lambda *e: preprocessor(*e), num_parallel_calls=tf.data.AUTOTUNE)
     return ds.prefetch(tf.data.AUTOTUNE)
 

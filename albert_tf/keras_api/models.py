@@ -1,8 +1,8 @@
 """The task models on raw text: AlbertClassifier, AlbertMultipleChoice and AlbertSquadV1 with a
 preprocessor inside (see keras_api.base), so each trains, evaluates, predicts and exports from
 strings. Variables and names are the task models' own, so their checkpoints load as they are."""
-from __future__ import annotations
 
+from __future__ import annotations
 
 import keras
 import numpy as np
@@ -11,12 +11,15 @@ import tensorflow as tf
 from albert_tf.core import fileio
 from albert_tf.keras_api import data
 from albert_tf.keras_api.base import TextTaskMixin
-from albert_tf.modeling.squad_models import AlbertSquadV1
 from albert_tf.modeling.finetuning_models import AlbertClassifier, AlbertMultipleChoice
-from albert_tf.text.keras_preprocessors import (AlbertMultipleChoicePreprocessor,
-                                          AlbertSpanPreprocessor, AlbertTextPreprocessor)
+from albert_tf.modeling.squad_models import AlbertSquadV1
 from albert_tf.tasks.metrics import best_threshold
 from albert_tf.tasks.squad.alignment import tokenize_paragraph
+from albert_tf.text.keras_preprocessors import (
+    AlbertMultipleChoicePreprocessor,
+    AlbertSpanPreprocessor,
+    AlbertTextPreprocessor,
+)
 from albert_tf.text.tokenization import FullTokenizer
 
 __all__ = ["AlbertTextClassifier", "AlbertTextMultipleChoice", "AlbertTextSpanExtractor"]
@@ -27,8 +30,9 @@ _TEXT = lambda name: tf.TensorSpec([None], tf.string, name=name)
 def _column(x, key, index):
     """One input column of in-memory x (a dict by key, a tuple by position) as a NumPy array."""
     if isinstance(x, tf.data.Dataset):
-        raise ValueError("this needs the inputs in memory (lists, arrays, pandas), not a "
-                         "tf.data.Dataset")
+        raise ValueError(
+            "this needs the inputs in memory (lists, arrays, pandas), not a tf.data.Dataset"
+        )
     col = x[key] if isinstance(x, dict) else x[index]
     return np.asarray(getattr(col, "values", col))
 
@@ -50,11 +54,22 @@ class AlbertTextClassifier(TextTaskMixin, AlbertClassifier):
     preprocessor_class = AlbertTextPreprocessor
     config_args = AlbertClassifier.config_args + ("text_pair", "threshold")
 
-    def __init__(self, config, num_labels=2, dropout_prob=0.1, is_regression=False,
-                 preprocessor=None, text_pair=False, multi_label=False, threshold=0.5, **kwargs):
+    def __init__(
+        self,
+        config,
+        num_labels=2,
+        dropout_prob=0.1,
+        is_regression=False,
+        preprocessor=None,
+        text_pair=False,
+        multi_label=False,
+        threshold=0.5,
+        **kwargs,
+    ):
         kwargs.setdefault("name", "albert_text_classifier")
-        super().__init__(config, num_labels, dropout_prob, is_regression,
-                         multi_label=multi_label, **kwargs)
+        super().__init__(
+            config, num_labels, dropout_prob, is_regression, multi_label=multi_label, **kwargs
+        )
         self.text_pair = bool(text_pair)
         self.threshold = float(threshold)
         self._set_preprocessor(preprocessor)
@@ -96,15 +111,18 @@ class AlbertTextMultipleChoice(TextTaskMixin, AlbertMultipleChoice):
         if isinstance(preprocessor, dict):
             preprocessor = keras.saving.deserialize_keras_object(preprocessor)
         if preprocessor is not None and preprocessor.num_choices != num_choices:
-            raise ValueError(f"the preprocessor packs {preprocessor.num_choices} choices, the "
-                             f"model scores {num_choices}")
+            raise ValueError(
+                f"the preprocessor packs {preprocessor.num_choices} choices, the "
+                f"model scores {num_choices}"
+            )
         self._set_preprocessor(preprocessor)
 
     @classmethod
     def from_pretrained(cls, path, *, num_choices=4, preprocessor_args=None, **kwargs):
         args = {"num_choices": num_choices, **(preprocessor_args or {})}
-        return super().from_pretrained(path, num_choices=num_choices, preprocessor_args=args,
-                                       **kwargs)
+        return super().from_pretrained(
+            path, num_choices=num_choices, preprocessor_args=args, **kwargs
+        )
 
     def text_input_signature(self):
         options = tf.TensorSpec([None, self.num_choices], tf.string, name="options")
@@ -171,8 +189,9 @@ class AlbertTextSpanExtractor(TextTaskMixin, AlbertSquadV1):
             graph = self._require_preprocessor().graph_tokenizer
             if hasattr(graph, "vocab_text"):
                 with fileio.scratch_file(graph.vocab_text.encode("utf-8"), "vocab.txt") as path:
-                    self._python_tokenizer = FullTokenizer(vocab_file=path,
-                                                           do_lower_case=graph.do_lower_case)
+                    self._python_tokenizer = FullTokenizer(
+                        vocab_file=path, do_lower_case=graph.do_lower_case
+                    )
             else:
                 with fileio.scratch_file(graph.model_proto, "spm.model") as path:
                     self._python_tokenizer = FullTokenizer(spm_model_file=path)
@@ -182,8 +201,8 @@ class AlbertTextSpanExtractor(TextTaskMixin, AlbertSquadV1):
         """(first, last) context pieces of the best span in the window, or None."""
         if length <= 0:
             return None
-        s = start_logits[offset:offset + length]
-        e = end_logits[offset:offset + length]
+        s = start_logits[offset : offset + length]
+        e = end_logits[offset : offset + length]
         scores = s[:, None] + e[None, :]
         i, j = np.indices(scores.shape)
         scores = np.where((j >= i) & (j - i < self.max_answer_length), scores, -np.inf)
@@ -196,9 +215,12 @@ class AlbertTextSpanExtractor(TextTaskMixin, AlbertSquadV1):
         texts, starts, ends = [], [], []
         for i, context in enumerate(contexts):
             context = _text(context)
-            span = self._best_span(outputs["start_logits"][i], outputs["end_logits"][i],
-                                   int(outputs["context_offset"][i]),
-                                   int(outputs["context_length"][i]))
+            span = self._best_span(
+                outputs["start_logits"][i],
+                outputs["end_logits"][i],
+                int(outputs["context_offset"][i]),
+                int(outputs["context_length"][i]),
+            )
             if span is None:
                 texts.append("")
                 starts.append(-1)
@@ -212,6 +234,5 @@ class AlbertTextSpanExtractor(TextTaskMixin, AlbertSquadV1):
             texts.append(context[start:end])
             starts.append(start)
             ends.append(max(end, start))
-        outputs.update(answer_text=texts, answer_start=np.array(starts),
-                       answer_end=np.array(ends))
+        outputs.update(answer_text=texts, answer_start=np.array(starts), answer_end=np.array(ends))
         return outputs

@@ -1,4 +1,5 @@
 """Activations by Google's config names; "gelu" is the tanh approximation Google's code computes."""
+
 import keras
 
 
@@ -23,13 +24,15 @@ def _gelu_tanh_fast_gradient(x):
     def grad(*args, upstream=None):
         upstream = args[0] if upstream is None else upstream
         return ops.cast(slope_grad(ops.cast(upstream, work)), dtype)
+
     return ops.cast(y, dtype), grad
 
 
 def _gelu_tanh_parts(x):
     """(value, upstream → gradient) of the tanh GELU with a hand-written derivative: autodiff
     of the composite (pow, tanh, five multiplies) makes about twice the elementwise passes over
-    [B·T, I], which dominate a mixed-bf16 step on CPU. d/dx = ½(1+t) + ½x(1-t²)·c(1+3a·x²), t = tanh(c(x+a·x³))."""
+    [B·T, I], which dominate a mixed-bf16 step on CPU. d/dx = ½(1+t) + ½x(1-t²)·c(1+3a·x²), t =
+    tanh(c(x+a·x³))."""
     ops = keras.ops
     x2 = ops.square(x)
     t = ops.tanh(_SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x2))
@@ -37,8 +40,10 @@ def _gelu_tanh_parts(x):
 
     def grad(upstream):
         slope = 0.5 * (1.0 + t) + half_x * (1.0 - ops.square(t)) * (
-            _SQRT_2_OVER_PI * (1.0 + 3.0 * _GELU_CUBIC * x2))
+            _SQRT_2_OVER_PI * (1.0 + 3.0 * _GELU_CUBIC * x2)
+        )
         return upstream * slope
+
     return half_x * (1.0 + t), grad
 
 
@@ -47,8 +52,8 @@ def _gelu_erf(x):
 
 
 _ACTIVATIONS = {
-    "gelu": _gelu_tanh,        # Google's modeling.gelu is the tanh form
-    "gelu_new": _gelu_tanh,    # Hugging Face's name for the same function
+    "gelu": _gelu_tanh,  # Google's modeling.gelu is the tanh form
+    "gelu_new": _gelu_tanh,  # Hugging Face's name for the same function
     "gelu_exact": _gelu_erf,
     "relu": keras.activations.relu,
     "tanh": keras.activations.tanh,
@@ -72,4 +77,6 @@ def get_activation(name: str):
     try:
         return _ACTIVATIONS[name]
     except KeyError:
-        raise ValueError(f"Unknown hidden_act {name!r}; use one of {sorted(_ACTIVATIONS)}") from None
+        raise ValueError(
+            f"Unknown hidden_act {name!r}; use one of {sorted(_ACTIVATIONS)}"
+        ) from None

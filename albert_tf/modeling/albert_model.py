@@ -1,14 +1,23 @@
 """The ALBERT encoder model (`AlbertModel`) and the MLM + SOP pretrainer (`AlbertPretrainer`)."""
+
 import keras
 from keras import ops
 
 from albert_tf.modeling.embedding import FactorizedEmbedding
 from albert_tf.modeling.encoder import SharedEncoder
 from albert_tf.modeling.heads import MaskedLMHead, PooledClassifierHead, Pooler
-from albert_tf.modeling.model_base import (AlbertTaskModel, ConfigSerializable, ServingSignature,
-                                           as_config, standardize_inputs)
-from albert_tf.modeling.losses import pretraining_loss
-from albert_tf.modeling.losses import masked_lm_example_loss, sentence_order_example_loss
+from albert_tf.modeling.losses import (
+    masked_lm_example_loss,
+    pretraining_loss,
+    sentence_order_example_loss,
+)
+from albert_tf.modeling.model_base import (
+    AlbertTaskModel,
+    ConfigSerializable,
+    ServingSignature,
+    as_config,
+    standardize_inputs,
+)
 from albert_tf.modeling.names import mlm_head_variable_map, pooled_head_variable_map
 
 
@@ -39,7 +48,8 @@ class AlbertModel(ConfigSerializable, ServingSignature, keras.Model):
         if seq_len is not None and seq_len > self.config.max_position_embeddings:
             raise ValueError(
                 f"sequence length {seq_len} exceeds max_position_embeddings "
-                f"{self.config.max_position_embeddings} of the ALBERT config")
+                f"{self.config.max_position_embeddings} of the ALBERT config"
+            )
         hidden, embedding_output = self.embedding(input_ids, segment_ids, training=training)
         encoder_outputs = self.encoder(hidden, input_mask, training=training)
         sequence_output = encoder_outputs[-1]
@@ -54,7 +64,6 @@ class AlbertModel(ConfigSerializable, ServingSignature, keras.Model):
     def word_embeddings(self):
         """The [V,E] word embedding layer (a ReversibleEmbedding)."""
         return self.embedding.word_embeddings
-
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
@@ -95,23 +104,31 @@ class AlbertPretrainer(ConfigSerializable, ServingSignature, AlbertTaskModel):
         mlm_pred = ops.cast(ops.argmax(outputs["mlm_logits"], axis=-1), "int32")
         self.masked_lm_accuracy.update_state(ops.cast(ops.equal(mlm_pred, ids), "float32"), weights)
         self.masked_lm_mean_loss.update_state(
-            masked_lm_example_loss(outputs["mlm_logits"], ids), weights)
+            masked_lm_example_loss(outputs["mlm_logits"], ids), weights
+        )
         sop_labels = ops.reshape(ops.cast(features["next_sentence_labels"], "int32"), (-1,))
         sop_pred = ops.cast(ops.argmax(outputs["sop_logits"], axis=-1), "int32")
-        self.sentence_order_accuracy.update_state(ops.cast(ops.equal(sop_pred, sop_labels), "float32"))
+        self.sentence_order_accuracy.update_state(
+            ops.cast(ops.equal(sop_pred, sop_labels), "float32")
+        )
         self.sentence_order_mean_loss.update_state(
-            sentence_order_example_loss(outputs["sop_logits"], sop_labels))
+            sentence_order_example_loss(outputs["sop_logits"], sop_labels)
+        )
 
     def call(self, inputs, training=None):
         if "masked_lm_positions" not in inputs:
             raise ValueError("AlbertPretrainer inputs need 'masked_lm_positions' [batch, P]")
         outputs = dict(self.albert(inputs, training=training))
-        outputs["mlm_logits"] = self.mlm_head(outputs["sequence_output"],
-                                              inputs["masked_lm_positions"])
+        outputs["mlm_logits"] = self.mlm_head(
+            outputs["sequence_output"], inputs["masked_lm_positions"]
+        )
         outputs["sop_logits"] = self.sop_head(outputs["pooled_output"])
         return outputs
 
     def original_head_variables(self):
-        """Google names of the head variables (`cls/predictions/...`, `cls/seq_relationship/...`)."""
-        return {**mlm_head_variable_map(self.mlm_head),
-                **pooled_head_variable_map(self.sop_head, "cls/seq_relationship")}
+        """Google names of the head variables (`cls/predictions/...`,
+        `cls/seq_relationship/...`)."""
+        return {
+            **mlm_head_variable_map(self.mlm_head),
+            **pooled_head_variable_map(self.sop_head, "cls/seq_relationship"),
+        }

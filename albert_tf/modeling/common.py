@@ -1,4 +1,5 @@
 """Small shared pieces of the modeling code: initializers and the float32 LayerNorm."""
+
 import keras
 
 LAYER_NORM_EPSILON = 1e-12  # tf.contrib.layers.layer_norm's, as in Google's ALBERT
@@ -11,11 +12,17 @@ def initializer(config):
 
 def layer_norm(name):
     """LayerNorm over the last axis with epsilon 1e-12, always computed in float32."""
-    return keras.layers.LayerNormalization(axis=-1, epsilon=LAYER_NORM_EPSILON, name=name,
-                                           dtype="float32")
+    return keras.layers.LayerNormalization(
+        axis=-1, epsilon=LAYER_NORM_EPSILON, name=name, dtype="float32"
+    )
 
 
 def dense(units, config, name, activation=None):
     """A Dense layer with Google's initializer and zero bias."""
-    return keras.layers.Dense(units, activation=activation, kernel_initializer=initializer(config),
-                              bias_initializer="zeros", name=name)
+    return keras.layers.Dense(
+        units,
+        activation=activation,
+        kernel_initializer=initializer(config),
+        bias_initializer="zeros",
+        name=name,
+    )

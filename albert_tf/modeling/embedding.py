@@ -1,4 +1,5 @@
 """The factorized embedding: V×E word, P×E position and T×E token-type tables, then E→H."""
+
 import keras
 from keras import ops
 
@@ -18,23 +19,33 @@ class FactorizedEmbedding(keras.layers.Layer):
         self.config = config
         e = config.embedding_size
         self.word_embeddings = keras.layers.ReversibleEmbedding(
-            config.vocab_size, e, tie_weights=True, embeddings_initializer=initializer(config),
-            reverse_dtype="float32", name="word_embeddings")
+            config.vocab_size,
+            e,
+            tie_weights=True,
+            embeddings_initializer=initializer(config),
+            reverse_dtype="float32",
+            name="word_embeddings",
+        )
         self.layer_norm = layer_norm("embeddings_layer_norm")
         self.dropout = keras.layers.Dropout(config.hidden_dropout_prob)
-        self.projection = (dense(config.hidden_size, config, "embedding_hidden_mapping_in")
-                           if e != config.hidden_size else None)
+        self.projection = (
+            dense(config.hidden_size, config, "embedding_hidden_mapping_in")
+            if e != config.hidden_size
+            else None
+        )
 
     def build(self, input_shape=None):
         c = self.config
         e = c.embedding_size
         self.word_embeddings.build((None, None))
         self.token_type_embeddings = self.add_weight(
-            name="token_type_embeddings", shape=(c.type_vocab_size, e),
-            initializer=initializer(c))
+            name="token_type_embeddings", shape=(c.type_vocab_size, e), initializer=initializer(c)
+        )
         self.position_embeddings = self.add_weight(
-            name="position_embeddings", shape=(c.max_position_embeddings, e),
-            initializer=initializer(c))
+            name="position_embeddings",
+            shape=(c.max_position_embeddings, e),
+            initializer=initializer(c),
+        )
         self.layer_norm.build((None, None, e))
         if self.projection is not None:
             self.projection.build((None, None, e))

@@ -1,10 +1,15 @@
 """The cross-layer parameter-sharing encoder (paper §3.1), with Google's groups and inner groups."""
+
 import keras
 
 from albert_tf.modeling.padding_free import TokenRows, in_xla_context
 from albert_tf.modeling.recompute import recomputed_layers
-from albert_tf.modeling.transformer import (AttentionSublayer, FeedForwardSublayer,
-                                            TransformerBlock, attention_mask_adder)
+from albert_tf.modeling.transformer import (
+    AttentionSublayer,
+    FeedForwardSublayer,
+    TransformerBlock,
+    attention_mask_adder,
+)
 
 
 class SharedEncoder(keras.layers.Layer):
@@ -29,10 +34,14 @@ class SharedEncoder(keras.layers.Layer):
         # Tracked flat lists (Keras tracks lists of layers); the dicts below only index them.
         self.attention_sublayers = [
             AttentionSublayer(config, name=f"attention_group_{g}_inner_{k}")
-            for g in sorted(set(self._attention_index)) for k in inner]
+            for g in sorted(set(self._attention_index))
+            for k in inner
+        ]
         self.ffn_sublayers = [
             FeedForwardSublayer(config, name=f"ffn_group_{g}_inner_{k}")
-            for g in sorted(set(self._ffn_index)) for k in inner]
+            for g in sorted(set(self._ffn_index))
+            for k in inner
+        ]
         # Keras tracks these lists for its weights, but a list is no tf.train.Checkpoint
         # dependency: name each sublayer one, or object checkpoints lose the Transformer.
         for layer in self.attention_sublayers + self.ffn_sublayers:
@@ -44,9 +53,15 @@ class SharedEncoder(keras.layers.Layer):
             "ffn": dict(zip(ffn_keys, self.ffn_sublayers)),
         }
         self._blocks = [
-            [TransformerBlock(self._by_key["attention"][(self._attention_index[i], k)],
-                              self._by_key["ffn"][(self._ffn_index[i], k)]) for k in inner]
-            for i in layers]
+            [
+                TransformerBlock(
+                    self._by_key["attention"][(self._attention_index[i], k)],
+                    self._by_key["ffn"][(self._ffn_index[i], k)],
+                )
+                for k in inner
+            ]
+            for i in layers
+        ]
 
     @property
     def sublayers(self):

@@ -4,14 +4,19 @@ Each carries its loss and metrics (AlbertTaskModel) so it trains with compile(op
 feature dicts, and names its head variables as Google's scripts did (`output_weights` [C,H] and
 `output_bias` [C] at the root scope).
 """
+
 import keras
 from keras import ops
 
-from albert_tf.modeling.losses import replica_mean
-from albert_tf.modeling.heads import PooledClassifierHead
 from albert_tf.modeling.albert_model import AlbertModel
-from albert_tf.modeling.model_base import ConfigSerializable, ServingSignature, as_config
-from albert_tf.modeling.model_base import AlbertTaskModel
+from albert_tf.modeling.heads import PooledClassifierHead
+from albert_tf.modeling.losses import replica_mean
+from albert_tf.modeling.model_base import (
+    AlbertTaskModel,
+    ConfigSerializable,
+    ServingSignature,
+    as_config,
+)
 from albert_tf.modeling.names import pooled_head_variable_map
 
 
@@ -48,8 +53,9 @@ class _PooledTaskModel(ConfigSerializable, ServingSignature, AlbertTaskModel):
         self.config = as_config(config)
         self.dropout_prob = dropout_prob
         self.albert = AlbertModel(self.config)
-        self.classifier = PooledClassifierHead(self.config, num_outputs, dropout_prob,
-                                               name="classifier")
+        self.classifier = PooledClassifierHead(
+            self.config, num_outputs, dropout_prob, name="classifier"
+        )
         self.classifier.build()
 
     def _per_example(self, features, labels, outputs):
@@ -80,8 +86,9 @@ class AlbertClassifier(_PooledTaskModel):
 
     config_args = ("num_labels", "dropout_prob", "is_regression", "multi_label")
 
-    def __init__(self, config, num_labels, dropout_prob=0.1, is_regression=False,
-                 multi_label=False, **kwargs):
+    def __init__(
+        self, config, num_labels, dropout_prob=0.1, is_regression=False, multi_label=False, **kwargs
+    ):
         kwargs.setdefault("name", "albert_classifier")
         if is_regression and num_labels != 1:
             raise ValueError("a regression classifier has num_labels=1")
@@ -92,7 +99,8 @@ class AlbertClassifier(_PooledTaskModel):
         self.is_regression = is_regression
         self.multi_label = bool(multi_label)
         self.accuracy_metric = keras.metrics.Mean(
-            name="mse" if is_regression else "exact_match" if multi_label else "accuracy")
+            name="mse" if is_regression else "exact_match" if multi_label else "accuracy"
+        )
         self.built = True
 
     def call(self, inputs, training=None):
@@ -117,7 +125,6 @@ class AlbertClassifier(_PooledTaskModel):
             diff = outputs["predictions"] - ops.cast(labels, "float32")
             return diff * diff, diff * diff
         return softmax_nll_and_correct(outputs["logits"], labels)
-
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
@@ -149,8 +156,9 @@ class AlbertMultipleChoice(_PooledTaskModel):
         return {"logits": logits, "probabilities": ops.softmax(logits, axis=-1)}
 
     def _per_example(self, features, labels, outputs):
-        return softmax_nll_and_correct(outputs["logits"], ops.reshape(_labels(features, labels), (-1,)))
-
+        return softmax_nll_and_correct(
+            outputs["logits"], ops.reshape(_labels(features, labels), (-1,))
+        )
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
@@ -196,8 +204,9 @@ class AlbertTokenClassifier(_PooledTaskModel):
         w = features.get("label_weights") if isinstance(features, dict) else None
         w = ops.ones((n, t), "float32") if w is None else ops.cast(w[:, :t], "float32")
         w = w * ops.reshape(_example_weights(features, n), (-1, 1))
-        nll, correct = softmax_nll_and_correct(ops.reshape(logits, (n * t, -1)),
-                                               ops.reshape(labels, (-1,)))
+        nll, correct = softmax_nll_and_correct(
+            ops.reshape(logits, (n * t, -1)), ops.reshape(labels, (-1,))
+        )
         return nll, correct, ops.reshape(w, (-1,))
 
     def task_loss(self, features, labels, outputs):

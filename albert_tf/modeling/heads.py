@@ -1,4 +1,5 @@
 """Pretraining heads: the pooler, the tied masked-LM head and the sentence-order head."""
+
 import keras
 from keras import ops
 
@@ -38,15 +39,17 @@ class MaskedLMHead(keras.layers.Layer):
         super().__init__(**kwargs)
         self.config = config
         self.word_embeddings = word_embeddings  # a ReversibleEmbedding owned by the encoder
-        self.transform = dense(config.embedding_size, config, "transform",
-                               activation=get_activation(config.hidden_act))
+        self.transform = dense(
+            config.embedding_size, config, "transform", activation=get_activation(config.hidden_act)
+        )
         self.layer_norm = layer_norm("transform_layer_norm")
 
     def build(self, input_shape=None):
         self.transform.build((None, None, self.config.hidden_size))
         self.layer_norm.build((None, None, self.config.embedding_size))
-        self.output_bias = self.add_weight(name="output_bias", shape=(self.config.vocab_size,),
-                                           initializer="zeros")
+        self.output_bias = self.add_weight(
+            name="output_bias", shape=(self.config.vocab_size,), initializer="zeros"
+        )
         self.built = True
 
     def call(self, sequence_output, masked_lm_positions):
@@ -70,18 +73,26 @@ class PooledClassifierHead(keras.layers.Layer):
 
     def build(self, input_shape=None):
         self.output_weights = self.add_weight(
-            name="output_weights", shape=(self.num_outputs, self.config.hidden_size),
-            initializer=initializer(self.config))
-        self.output_bias = self.add_weight(name="output_bias", shape=(self.num_outputs,),
-                                           initializer="zeros")
+            name="output_weights",
+            shape=(self.num_outputs, self.config.hidden_size),
+            initializer=initializer(self.config),
+        )
+        self.output_bias = self.add_weight(
+            name="output_bias", shape=(self.num_outputs,), initializer="zeros"
+        )
         self.built = True
 
     def call(self, pooled_output, training=None):
         x = self.dropout(pooled_output, training=training)
-        logits = ops.matmul(ops.cast(x, "float32"),
-                            ops.transpose(ops.cast(self.output_weights, "float32")))
+        logits = ops.matmul(
+            ops.cast(x, "float32"), ops.transpose(ops.cast(self.output_weights, "float32"))
+        )
         return logits + ops.cast(self.output_bias, "float32")
 
     def get_config(self):
-        return {**super().get_config(), "config": self.config.to_dict(),
-                "num_outputs": self.num_outputs, "dropout_rate": self.dropout_rate}
+        return {
+            **super().get_config(),
+            "config": self.config.to_dict(),
+            "num_outputs": self.num_outputs,
+            "dropout_rate": self.dropout_rate,
+        }

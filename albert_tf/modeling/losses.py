@@ -4,6 +4,7 @@ Losses are returned as this replica's share of the global loss (see replica_mean
 on one device that is the loss itself; over N replicas the shares sum to the loss of the
 global batch, which is what the summed gradients need.
 """
+
 from keras import ops
 import tensorflow as tf
 
@@ -50,7 +51,8 @@ def sentence_order_loss(sop_logits, labels):
 
 def pretraining_loss(outputs, features):
     """Total loss = MLM + SOP, with both parts, from model outputs and Google's feature names."""
-    mlm = masked_lm_loss(outputs["mlm_logits"], features["masked_lm_ids"],
-                         features["masked_lm_weights"])
+    mlm = masked_lm_loss(
+        outputs["mlm_logits"], features["masked_lm_ids"], features["masked_lm_weights"]
+    )
     sop = sentence_order_loss(outputs["sop_logits"], features["next_sentence_labels"])
     return mlm + sop, mlm, sop

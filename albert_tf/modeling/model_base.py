@@ -1,9 +1,10 @@
 """The bases every albert_tf Keras model shares: `AlbertTaskModel` (a model that carries its own
 loss and metrics, so `compile(optimizer)` + `fit(dataset)` work), Keras (de)serialisation from an
 AlbertConfig, the standard int32 inputs, and `export` with a signature of int32 features."""
+
 import keras
-import tensorflow as tf
 from keras import ops
+import tensorflow as tf
 
 from albert_tf.core.config import AlbertConfig
 
@@ -47,8 +48,11 @@ class AlbertTaskModel(keras.Model):
         for _, _, it in iterator:
             data_batch = next(it)
             break
-        local = lambda v: (strategy.experimental_local_results(v)[0]
-                           if isinstance(v, tf.distribute.DistributedValues) else v)
+        local = lambda v: (
+            strategy.experimental_local_results(v)[0]
+            if isinstance(v, tf.distribute.DistributedValues)
+            else v
+        )
         data_batch = tf.nest.map_structure(local, data_batch)
         with strategy.scope():
             self._symbolic_build(data_batch=data_batch)
@@ -130,14 +134,25 @@ class ServingSignature:
 
     def serving_input_signature(self):
         """[dict of int32 tf.TensorSpec [None, None]]: one positional argument, a feature dict."""
-        return [{name: tf.TensorSpec([None, None], tf.int32, name=name)
-                 for name in self.serving_features}]
+        return [
+            {
+                name: tf.TensorSpec([None, None], tf.int32, name=name)
+                for name in self.serving_features
+            }
+        ]
 
-    def export(self, filepath, format="tf_saved_model", verbose=None, input_signature=None,
-               **kwargs):
+    def export(
+        self, filepath, format="tf_saved_model", verbose=None, input_signature=None, **kwargs
+    ):
         """keras.Model.export of the call with flat outputs (`flat_outputs`), with
         `serving_input_signature()` when no input_signature is given."""
         if input_signature is None:
             input_signature = self.serving_input_signature()
-        return keras.Model.export(ServingModel(self), filepath, format=format, verbose=verbose,
-                                  input_signature=input_signature, **kwargs)
+        return keras.Model.export(
+            ServingModel(self),
+            filepath,
+            format=format,
+            verbose=verbose,
+            input_signature=input_signature,
+            **kwargs,
+        )

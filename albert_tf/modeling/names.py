@@ -70,7 +70,9 @@ def original_variable_map(model) -> dict:
         return encoder_variable_map(model)
     albert = getattr(model, "albert", None)
     if not _is_encoder(albert):
-        raise TypeError(f"{type(model).__name__} is not an albert_tf model (no AlbertModel at .albert)")
+        raise TypeError(
+            f"{type(model).__name__} is not an albert_tf model (no AlbertModel at .albert)"
+        )
     names = encoder_variable_map(albert)
     heads = getattr(model, "original_head_variables", None)
     if heads is not None:

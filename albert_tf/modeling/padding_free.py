@@ -15,6 +15,7 @@ encoder falls back to the padded computation when it is traced for XLA (`jit_com
 which needs static shapes (bucketing covers those). Google's code has no such path; it changes
 no variable and no real-position number.
 """
+
 import tensorflow as tf
 
 try:
@@ -67,10 +68,12 @@ class TokenRows:
 # Each is the other's gradient: dense gathers both ways, not tf.gather's own gradient
 # (IndexedSlices, then a segment sum), since every row is taken at most once.
 
+
 def _pack(flat, index, inverse):
     @tf.custom_gradient
     def pack(x):
         return tf.gather(x, index), lambda dy: _unpack(dy, index, inverse)
+
     return pack(flat)
 
 
@@ -79,6 +82,7 @@ def _unpack(rows, index, inverse):
     def unpack(r):
         spread = tf.gather(tf.pad(r, [[0, 1], [0, 0]]), inverse)
         return spread, lambda dy: _pack(dy, index, inverse)
+
     return unpack(rows)
 
 

@@ -10,6 +10,7 @@ applications gets L gradient tensors from TensorFlow's gradient machinery, summe
 once all L exist — for ALBERT-large's 12.6M-parameter block at 24 layers that is 24 × 50 MB of
 float32 gradients alive at once, more than the activations recompute saves.
 """
+
 import tensorflow as tf
 
 try:  # what tf.recompute_grad itself uses; the public API has no tape-less stop_recording
@@ -20,9 +21,15 @@ except ImportError:  # pragma: no cover - an older or newer layout
 
 def dropout_generators(block):
     """The seed generators of `block`'s dropout layers (none where a rate is 0)."""
-    return [layer.seed_generator for layer in
-            (block.attention.attention_dropout, block.attention.output_dropout, block.ffn.dropout)
-            if getattr(layer, "seed_generator", None) is not None]
+    return [
+        layer.seed_generator
+        for layer in (
+            block.attention.attention_dropout,
+            block.attention.output_dropout,
+            block.ffn.dropout,
+        )
+        if getattr(layer, "seed_generator", None) is not None
+    ]
 
 
 def _states(generators):
@@ -92,11 +99,21 @@ def recomputed_layers(blocks, hidden, adder, rows=None):
                 dy = _add(output_grads[i], dx)
                 if dy is None:
                     dy = tf.zeros_like(outputs[i])
-                dx, grads = _block_backward(blocks[i], inputs[i], dy, adder=mask_adder, rows=rows,
-                                            generators=generators[i], saved=saved[i],
-                                            variables=variables, sums=fresh)
+                dx, grads = _block_backward(
+                    blocks[i],
+                    inputs[i],
+                    dy,
+                    adder=mask_adder,
+                    rows=rows,
+                    generators=generators[i],
+                    saved=saved[i],
+                    variables=variables,
+                    sums=fresh,
+                )
                 sums = [_add(s, g) for s, g in zip(sums, grads)]
                 fresh = [s for s, g in zip(sums, grads) if g is not None]
             return [dx, None], sums
+
         return outputs, grad_fn
+
     return run(hidden, adder)

@@ -5,14 +5,19 @@ v2.0 (`AlbertSquadV2`, XLNet style as in Google's run_squad_v2): masked start lo
 conditioned on the start representation (the gold start in training, a top-k beam over starts ×
 ends at inference); an answerability logit from the CLS and start-weighted representations.
 """
+
 import keras
 from keras import ops
 
-from albert_tf.modeling.losses import replica_mean
-from albert_tf.modeling.common import dense, initializer, layer_norm
 from albert_tf.modeling.albert_model import AlbertModel
-from albert_tf.modeling.model_base import ConfigSerializable, ServingSignature, as_config
-from albert_tf.modeling.model_base import AlbertTaskModel
+from albert_tf.modeling.common import dense, initializer, layer_norm
+from albert_tf.modeling.losses import replica_mean
+from albert_tf.modeling.model_base import (
+    AlbertTaskModel,
+    ConfigSerializable,
+    ServingSignature,
+    as_config,
+)
 
 NEG_INF = -1e30  # Google's p_mask adder for the v2 head
 
@@ -46,9 +51,11 @@ class AlbertSquadV1(_SquadBase):
     def __init__(self, config, **kwargs):
         kwargs.setdefault("name", "albert_squad_v1")
         super().__init__(config, **kwargs)
-        self.output_weights = self.add_weight(name="output_weights",
-                                              shape=(2, self.config.hidden_size),
-                                              initializer=initializer(self.config))
+        self.output_weights = self.add_weight(
+            name="output_weights",
+            shape=(2, self.config.hidden_size),
+            initializer=initializer(self.config),
+        )
         self.output_bias = self.add_weight(name="output_bias", shape=(2,), initializer="zeros")
         self.loss_metric = keras.metrics.Mean(name="span_loss")
         self.built = True
@@ -57,10 +64,14 @@ class AlbertSquadV1(_SquadBase):
         seq = ops.cast(self.albert(inputs, training=training)["sequence_output"], "float32")
         logits = ops.einsum("bth,oh->bto", seq, ops.cast(self.output_weights, "float32"))
         logits = logits + ops.cast(self.output_bias, "float32")
-        return self._passthrough(inputs, {"start_logits": logits[..., 0], "end_logits": logits[..., 1]})
+        return self._passthrough(
+            inputs, {"start_logits": logits[..., 0], "end_logits": logits[..., 1]}
+        )
 
     def _example_losses(self, features, outputs):
-        start = _positions_nll(ops.log_softmax(outputs["start_logits"], -1), features["start_positions"])
+        start = _positions_nll(
+            ops.log_softmax(outputs["start_logits"], -1), features["start_positions"]
+        )
         end = _positions_nll(ops.log_softmax(outputs["end_logits"], -1), features["end_positions"])
         return 0.5 * (start + end)
 
@@ -71,9 +82,10 @@ class AlbertSquadV1(_SquadBase):
         self.loss_metric.update_state(self._example_losses(features, outputs))
 
     def original_head_variables(self):
-        return {"cls/squad/output_weights": self.output_weights,
-                "cls/squad/output_bias": self.output_bias}
-
+        return {
+            "cls/squad/output_weights": self.output_weights,
+            "cls/squad/output_bias": self.output_bias,
+        }
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
@@ -97,8 +109,9 @@ class AlbertSquadV2(_SquadBase):
         self.end_dense_1 = dense(1, c, "end_logits_dense_1")
         self.answer_dense_0 = dense(h, c, "answer_class_dense_0", activation="tanh")
         self.answer_dropout = keras.layers.Dropout(dropout_prob)
-        self.answer_dense_1 = keras.layers.Dense(1, use_bias=False, kernel_initializer=initializer(c),
-                                                 name="answer_class_dense_1")
+        self.answer_dense_1 = keras.layers.Dense(
+            1, use_bias=False, kernel_initializer=initializer(c), name="answer_class_dense_1"
+        )
         self.start_dense.build((None, None, h))
         self.end_dense_0.build((None, None, 2 * h))
         self.end_layer_norm.build((None, None, h))
@@ -127,21 +140,28 @@ class AlbertSquadV2(_SquadBase):
         t = ops.shape(seq)[1]
         if "start_positions" in inputs:  # gold-start conditioning (training and eval loss)
             gold = ops.reshape(ops.cast(inputs["start_positions"], "int32"), (-1, 1, 1))
-            feat = ops.take_along_axis(seq, ops.broadcast_to(gold, (ops.shape(seq)[0], 1, seq.shape[-1])), 1)
+            feat = ops.take_along_axis(
+                seq, ops.broadcast_to(gold, (ops.shape(seq)[0], 1, seq.shape[-1])), 1
+            )
             feat = ops.broadcast_to(feat, ops.shape(seq))
             out["end_log_probs"] = self._end_log_probs(seq, feat, p_mask)
         if not training:  # beam over the top starts
             k = self.start_n_top
             start_top_log_probs, start_top_index = ops.top_k(start_log_probs, k)
-            feats = ops.take_along_axis(seq[:, None], start_top_index[:, :, None, None], axis=2)  # [B,K,1,H]
+            feats = ops.take_along_axis(
+                seq[:, None], start_top_index[:, :, None, None], axis=2
+            )  # [B,K,1,H]
             feats = ops.broadcast_to(feats, (ops.shape(seq)[0], k, t, seq.shape[-1]))
             seq_k = ops.broadcast_to(seq[:, None], (ops.shape(seq)[0], k, t, seq.shape[-1]))
             end_log_probs = self._end_log_probs(seq_k, feats, p_mask[:, None, :])  # [B,K,T]
             end_top_log_probs, end_top_index = ops.top_k(end_log_probs, self.end_n_top)
             b = ops.shape(seq)[0]
-            out.update(start_top_log_probs=start_top_log_probs, start_top_index=start_top_index,
-                       end_top_log_probs=ops.reshape(end_top_log_probs, (b, k * self.end_n_top)),
-                       end_top_index=ops.reshape(end_top_index, (b, k * self.end_n_top)))
+            out.update(
+                start_top_log_probs=start_top_log_probs,
+                start_top_index=start_top_index,
+                end_top_log_probs=ops.reshape(end_top_log_probs, (b, k * self.end_n_top)),
+                end_top_index=ops.reshape(end_top_index, (b, k * self.end_n_top)),
+            )
         start_p = ops.softmax(start_logits, axis=-1)
         start_feature = ops.einsum("bth,bt->bh", seq, start_p)
         cls_feature = seq[:, 0]
@@ -173,11 +193,13 @@ class AlbertSquadV2(_SquadBase):
             if bias:
                 names[f"{prefix}/bias"] = layer.bias
             return names
-        return {**d("start_logits/dense", self.start_dense),
-                **d("end_logits/dense_0", self.end_dense_0),
-                "end_logits/LayerNorm/gamma": self.end_layer_norm.gamma,
-                "end_logits/LayerNorm/beta": self.end_layer_norm.beta,
-                **d("end_logits/dense_1", self.end_dense_1),
-                **d("answer_class/dense_0", self.answer_dense_0),
-                **d("answer_class/dense_1", self.answer_dense_1, bias=False)}
 
+        return {
+            **d("start_logits/dense", self.start_dense),
+            **d("end_logits/dense_0", self.end_dense_0),
+            "end_logits/LayerNorm/gamma": self.end_layer_norm.gamma,
+            "end_logits/LayerNorm/beta": self.end_layer_norm.beta,
+            **d("end_logits/dense_1", self.end_dense_1),
+            **d("answer_class/dense_0", self.answer_dense_0),
+            **d("answer_class/dense_1", self.answer_dense_1, bias=False),
+        }

@@ -3,6 +3,7 @@
 Each sublayer owns the LayerNorm that follows it, so sharing a sublayer shares its LayerNorm too
 (in Google's checkpoints: `attention_1` + `LayerNorm`, `ffn_1` + `LayerNorm_1`).
 """
+
 import math
 
 import keras
@@ -77,8 +78,12 @@ class FeedForwardSublayer(keras.layers.Layer):
     def __init__(self, config, **kwargs):
         super().__init__(**kwargs)
         self.config = config
-        self.intermediate = dense(config.intermediate_size, config, "intermediate",
-                                  activation=get_activation(config.hidden_act))
+        self.intermediate = dense(
+            config.intermediate_size,
+            config,
+            "intermediate",
+            activation=get_activation(config.hidden_act),
+        )
         self.training_activation = get_training_activation(config.hidden_act)
         self.output_dense = dense(config.hidden_size, config, "output_dense")
         self.dropout = keras.layers.Dropout(config.hidden_dropout_prob)

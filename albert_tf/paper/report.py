@@ -1,4 +1,5 @@
 """Markdown tables for the paper reproductions: printed and written to <output_dir>/<name>.md."""
+
 from __future__ import annotations
 
 from albert_tf.core import fileio
@@ -13,7 +14,8 @@ def markdown_table(header: list, rows: list) -> str:
 
 
 def publish(output_dir: str, name: str, title: str, table: str, notes: str = "") -> str:
-    """Print the table and write it (with title and notes) to output_dir/name.md; returns the text."""
+    """Print the table and write it (with title and notes) to output_dir/name.md; returns the
+    text."""
     text = f"### {title}\n\n{table}" + (f"\n{notes.strip()}\n" if notes else "")
     print(text)
     fileio.makedirs(output_dir)

@@ -19,35 +19,44 @@ documents (input text), tokens (tokenizer, token cache), masking, instances and 
 (tf.train.Example + tf.io.TFRecordWriter; every worker imports TensorFlow to write).
 See docs/pretraining_data.md.
 """
+
 from __future__ import annotations
 
+from collections import Counter, deque
+from concurrent.futures import ProcessPoolExecutor
 import multiprocessing
 import os
 import random
 import time
-from collections import Counter, deque
-from concurrent.futures import ProcessPoolExecutor
 from typing import Callable, Iterable, Iterator
 
 from albert_tf.core import fileio
-from albert_tf.pretraining.documents import (expand_input_files, iter_raw_documents,
-                                             split_output_files, split_sentences)
-from albert_tf.pretraining.instances import (InstanceMaker, TrainingInstance,
-                                             iter_round_instances, round_seed)
+from albert_tf.pretraining.documents import (
+    expand_input_files,
+    iter_raw_documents,
+    split_output_files,
+)
+from albert_tf.pretraining.instances import (
+    TrainingInstance,
+    iter_round_instances,
+    round_seed,
+)
 from albert_tf.pretraining.options import BuilderOptions
-from albert_tf.pretraining.tokens import (TokenCache, TokenizerSpec, VocabTables,
-                                          is_start_piece_sp, is_start_piece_wordpiece,
-                                          load_tokenizer, tokenize_document)
-from albert_tf.pretraining.writer import (FEATURE_NAMES, ExampleSerializer, OutputSet,
-                                          record_writer)
+from albert_tf.pretraining.tokens import (
+    TokenCache,
+    TokenizerSpec,
+    VocabTables,
+    load_tokenizer,
+    tokenize_document,
+)
+from albert_tf.pretraining.writer import ExampleSerializer, OutputSet, record_writer
 
 __all__ = [
-    "BuilderOptions", "ExampleSerializer", "FEATURE_NAMES", "InstanceMaker", "TokenCache",
-    "TokenizerSpec", "TrainingInstance", "VocabTables", "build_pretraining_data",
-    "create_instances", "expand_input_files", "is_start_piece_sp",
-    "is_start_piece_wordpiece", "iter_raw_documents", "iter_round_instances",
-    "iter_tokenized_documents", "load_tokenizer", "peak_rss_bytes", "round_seed",
-    "split_output_files", "split_sentences"]
+    "build_pretraining_data",
+    "create_instances",
+    "iter_tokenized_documents",
+    "peak_rss_bytes",
+]
 
 
 # --------------------------------------------------------------------------- jobs
@@ -79,8 +88,11 @@ class _Stats:
     def flush(self) -> Counter:
         """Folds the buffered per-piece lists into the counters."""
         c = self.c
-        for name, values in (("decision", self.decisions), ("drawn", self.draws),
-                             ("span", self.spans)):
+        for name, values in (
+            ("decision", self.decisions),
+            ("drawn", self.draws),
+            ("span", self.spans),
+        ):
             for value, count in Counter(values).items():
                 c[(name, value)] += count
             values.clear()
@@ -118,8 +130,9 @@ def _round_job(args) -> tuple:
     return part_path, stats.flush(), peak_rss_bytes()
 
 
-def _encoded(instances: Iterable[TrainingInstance], stats: "_Stats",
-             serializer: ExampleSerializer) -> Iterator[bytes]:
+def _encoded(
+    instances: Iterable[TrainingInstance], stats: _Stats, serializer: ExampleSerializer
+) -> Iterator[bytes]:
     """Counts each instance into `stats` and yields its serialised Example."""
     for inst in instances:
         stats.add(inst)
@@ -152,7 +165,9 @@ def peak_rss_bytes() -> int:
     except OSError:
         pass
     try:
+        # deferred: the resource module exists on Unix only
         import resource
+
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     except (ImportError, AttributeError):  # pragma: no cover - non-POSIX
         return 0
@@ -163,17 +178,23 @@ def peak_rss_bytes() -> int:
 
 def _prepare(spm_model_file, vocab_file, do_lower_case, options):
     """Tokenizer spec, vocabulary tables and validated options."""
-    spec = TokenizerSpec(spm_model_file=spm_model_file if spm_model_file else None,
-                         vocab_file=vocab_file if (vocab_file and not spm_model_file) else None,
-                         do_lower_case=do_lower_case)
+    spec = TokenizerSpec(
+        spm_model_file=spm_model_file if spm_model_file else None,
+        vocab_file=vocab_file if (vocab_file and not spm_model_file) else None,
+        do_lower_case=do_lower_case,
+    )
     tokenizer = load_tokenizer(spec)
     vocab = VocabTables.from_tokenizer(tokenizer, spm=bool(spec.spm_model_file))
     return spec, vocab, options
 
 
-def iter_tokenized_documents(input_file: str, spm_model_file: str | None = None,
-                             vocab_file: str | None = None, do_lower_case: bool = True,
-                             **options) -> Iterator[list]:
+def iter_tokenized_documents(
+    input_file: str,
+    spm_model_file: str | None = None,
+    vocab_file: str | None = None,
+    do_lower_case: bool = True,
+    **options,
+) -> Iterator[list]:
     """Documents of a file as the builder tokenises them: lists of sentences of ids."""
     opts = BuilderOptions(**options)
     spec, _, _ = _prepare(spm_model_file, vocab_file, do_lower_case, opts)
@@ -184,10 +205,16 @@ def iter_tokenized_documents(input_file: str, spm_model_file: str | None = None,
             yield doc
 
 
-def create_instances(input_file: str, spm_model_file: str | None = None,
-                     vocab_file: str | None = None, do_lower_case: bool = True,
-                     round_index: int = 0, num_rounds: int = 1, file_index: int = 0,
-                     **options) -> list:
+def create_instances(
+    input_file: str,
+    spm_model_file: str | None = None,
+    vocab_file: str | None = None,
+    do_lower_case: bool = True,
+    round_index: int = 0,
+    num_rounds: int = 1,
+    file_index: int = 0,
+    **options,
+) -> list:
     """TrainingInstances of dupe rounds round_index .. round_index+num_rounds-1 of one
     file, in document order (no shuffle buffer, not serialised): the instances that
     build_pretraining_data writes for that file."""
@@ -207,11 +234,17 @@ def create_instances(input_file: str, spm_model_file: str | None = None,
     return instances
 
 
-def build_pretraining_data(input_files, output_files, spm_model_file: str | None = None,
-                           vocab_file: str | None = None, do_lower_case: bool = True,
-                           num_workers: int = 1, one_output_per_input: bool = False,
-                           progress: Callable[[dict], None] | None = None,
-                           **options) -> dict:
+def build_pretraining_data(
+    input_files,
+    output_files,
+    spm_model_file: str | None = None,
+    vocab_file: str | None = None,
+    do_lower_case: bool = True,
+    num_workers: int = 1,
+    one_output_per_input: bool = False,
+    progress: Callable[[dict], None] | None = None,
+    **options,
+) -> dict:
     """Builds MLM + SOP TFRecords from text files; returns statistics.
 
     input_files / output_files: comma-separated strings or sequences (inputs may be
@@ -225,14 +258,25 @@ def build_pretraining_data(input_files, output_files, spm_model_file: str | None
     inputs = expand_input_files(input_files)
     outputs = split_output_files(output_files)
     if one_output_per_input and len(outputs) != len(inputs):
-        raise ValueError(f"one_output_per_input needs one output per input: "
-                         f"{len(inputs)} inputs, {len(outputs)} outputs")
+        raise ValueError(
+            f"one_output_per_input needs one output per input: "
+            f"{len(inputs)} inputs, {len(outputs)} outputs"
+        )
     spec, vocab, opts = _prepare(spm_model_file, vocab_file, do_lower_case, opts)
     # the scratch folder beside a local output (the same disk), else the system's temp folder
     with fileio.scratch_folder(beside=outputs[0], prefix=".albert_pretraining_") as work:
         sink = OutputSet(outputs)
-        run = _Run(inputs, opts, spec, vocab, work, sink=sink, per_input=one_output_per_input,
-                   progress=progress, t_start=t_start)
+        run = _Run(
+            inputs,
+            opts,
+            spec,
+            vocab,
+            work,
+            sink=sink,
+            per_input=one_output_per_input,
+            progress=progress,
+            t_start=t_start,
+        )
         try:
             if num_workers <= 1:
                 run.serial()
@@ -257,12 +301,24 @@ class _Run:
         self.worker_peak_rss = 0
 
     def _tok_args(self, f: int):
-        return (self.inputs[f], os.path.join(self.work, f"tokens-{f:05d}"), self.spec,
-                self.opts, self.vocab.size)
+        return (
+            self.inputs[f],
+            os.path.join(self.work, f"tokens-{f:05d}"),
+            self.spec,
+            self.opts,
+            self.vocab.size,
+        )
 
     def _round_args(self, f: int, r: int, info: dict):
-        return (info["directory"], info["id_typecode"], f, r, self.opts, self.vocab,
-                os.path.join(self.work, f"part-{f:05d}-{r:05d}.tfrecord"))
+        return (
+            info["directory"],
+            info["id_typecode"],
+            f,
+            r,
+            self.opts,
+            self.vocab,
+            os.path.join(self.work, f"part-{f:05d}-{r:05d}.tfrecord"),
+        )
 
     def _merge(self, f: int, result: tuple):
         """Adds one finished round's part file to the outputs, then deletes it."""
@@ -278,9 +334,14 @@ class _Run:
         self.worker_peak_rss = max(self.worker_peak_rss, peak)
         if self.progress:
             elapsed = time.perf_counter() - self.t_start
-            self.progress({"instances": self.counters["instances"], "seconds": elapsed,
-                           "instances_per_second": self.counters["instances"] / elapsed,
-                           "input_file": self.inputs[f]})
+            self.progress(
+                {
+                    "instances": self.counters["instances"],
+                    "seconds": elapsed,
+                    "instances_per_second": self.counters["instances"] / elapsed,
+                    "input_file": self.inputs[f],
+                }
+            )
 
     def _corpus(self, info: dict):
         for key in ("documents", "sentences", "tokens"):
@@ -304,8 +365,7 @@ class _Run:
         ctx = multiprocessing.get_context("spawn")
         pool = ProcessPoolExecutor(max_workers=num_workers, mp_context=ctx)
         try:
-            tok = [pool.submit(_tokenize_job, self._tok_args(f))
-                   for f in range(len(self.inputs))]
+            tok = [pool.submit(_tokenize_job, self._tok_args(f)) for f in range(len(self.inputs))]
             pending: deque = deque()
             rounds_left: dict = {}
             for f in range(len(self.inputs)):

@@ -1,5 +1,6 @@
 """Raw documents of the builder's input files: the plain and WikiExtractor formats,
 sentence splitting, and the input / output file lists."""
+
 from __future__ import annotations
 
 import re

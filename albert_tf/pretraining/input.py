@@ -9,10 +9,14 @@ def pretraining_feature_spec(max_seq_length: int, max_predictions_per_seq: int) 
     """Google's create_pretraining_data.py / run_pretraining.py features."""
     L, P = max_seq_length, max_predictions_per_seq
     return {
-        "input_ids": ("int64", L), "input_mask": ("int64", L), "segment_ids": ("int64", L),
+        "input_ids": ("int64", L),
+        "input_mask": ("int64", L),
+        "segment_ids": ("int64", L),
         "token_boundary": ("int64", L),
-        "masked_lm_positions": ("int64", P), "masked_lm_ids": ("int64", P),
-        "masked_lm_weights": ("float", P), "next_sentence_labels": ("int64", 1),
+        "masked_lm_positions": ("int64", P),
+        "masked_lm_ids": ("int64", P),
+        "masked_lm_weights": ("float", P),
+        "next_sentence_labels": ("int64", 1),
     }
 
 
@@ -24,8 +28,11 @@ def expand_patterns(input_file) -> list:
         pattern = str(pattern).strip()
         if not pattern:
             continue
-        matched = sorted(tf.io.gfile.glob(pattern)) if any(c in pattern for c in "*?[") else (
-            [pattern] if tf.io.gfile.exists(pattern) else [])
+        matched = (
+            sorted(tf.io.gfile.glob(pattern))
+            if any(c in pattern for c in "*?[")
+            else ([pattern] if tf.io.gfile.exists(pattern) else [])
+        )
         if not matched:
             raise FileNotFoundError(f"--input_file: no file matches {pattern!r}")
         files.extend(matched)
@@ -34,9 +41,15 @@ def expand_patterns(input_file) -> list:
     return files
 
 
-def pretraining_dataset(input_file, batch_size: int, max_seq_length: int,
-                        max_predictions_per_seq: int, is_training: bool,
-                        input_context: tf.distribute.InputContext = None, seed=None):
+def pretraining_dataset(
+    input_file,
+    batch_size: int,
+    max_seq_length: int,
+    max_predictions_per_seq: int,
+    is_training: bool,
+    input_context: tf.distribute.InputContext = None,
+    seed=None,
+):
     """Batches of int32/float32 feature dicts. Training: shuffled files, interleaved reads (up to
     4 files at once), shuffle buffer 100, repeat; always drop_remainder (static shapes)."""
     files = expand_patterns(input_file)
@@ -48,8 +61,12 @@ def pretraining_dataset(input_file, batch_size: int, max_seq_length: int,
         if pipelines > 1 and len(files) >= pipelines:
             ds = ds.shard(pipelines, index)
         ds = shuffled_epochs(ds, len(files), seed)
-        ds = ds.interleave(tf.data.TFRecordDataset, cycle_length=min(4, len(files)),
-                           num_parallel_calls=tf.data.AUTOTUNE, deterministic=seed is not None)
+        ds = ds.interleave(
+            tf.data.TFRecordDataset,
+            cycle_length=min(4, len(files)),
+            num_parallel_calls=tf.data.AUTOTUNE,
+            deterministic=seed is not None,
+        )
         if pipelines > 1 and len(files) < pipelines:
             ds = ds.shard(pipelines, index)
         # seeded: every iterator replays the same order (a resumed run skips what it consumed)

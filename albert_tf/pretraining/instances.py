@@ -1,5 +1,6 @@
 """Training instances: SOP (or NSP) pairs cut from documents, masked, one seeded RNG
 per (input file, dupe round) job."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -22,6 +23,7 @@ class TrainingInstance:
     masked n-gram as (start, end, drawn_n, used_n, n_options); `draws` every n drawn
     where all 1..ngram were possible, masked or skipped (the sampling distribution).
     """
+
     input_ids: list
     len_a: int
     len_b: int
@@ -110,14 +112,15 @@ class InstanceMaker:
                 break
         other = cache.document(k)
         tokens_b: list = []
-        for sent in other[rng.randint(0, len(other) - 1):]:
+        for sent in other[rng.randint(0, len(other) - 1) :]:
             tokens_b.extend(sent)
             if len(tokens_b) >= target_b:
                 break
         return tokens_b
 
-    def make_instance(self, tokens_a: list, tokens_b: list, label: int,
-                      random_doc: bool = False) -> TrainingInstance:
+    def make_instance(
+        self, tokens_a: list, tokens_b: list, label: int, random_doc: bool = False
+    ) -> TrainingInstance:
         """[CLS] A [SEP] B [SEP], masked."""
         v = self.v
         ids = [v.cls_id, *tokens_a, v.sep_id, *tokens_b, v.sep_id]
@@ -130,8 +133,9 @@ class InstanceMaker:
         return inst
 
 
-def iter_round_instances(cache: TokenCache, options: BuilderOptions, vocab: VocabTables,
-                         rng: random.Random) -> Iterator[TrainingInstance]:
+def iter_round_instances(
+    cache: TokenCache, options: BuilderOptions, vocab: VocabTables, rng: random.Random
+) -> Iterator[TrainingInstance]:
     """Streams the instances of one dupe round over a tokenised file, in document order."""
     maker = InstanceMaker(options, vocab, rng)
     for index, doc in enumerate(cache.iter_documents()):

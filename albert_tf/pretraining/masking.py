@@ -1,8 +1,9 @@
 """Whole-word n-gram masking of a TrainingInstance (Google's budget, backoff and 80/10/10)."""
+
 from __future__ import annotations
 
-import random
 from itertools import compress
+import random
 
 from albert_tf.pretraining.options import BuilderOptions
 from albert_tf.pretraining.tokens import VocabTables
@@ -34,19 +35,25 @@ def word_units(inst, whole_word: bool):
     """
     la, lb, boundary = inst.len_a, inst.len_b, inst.token_boundary
     wwm = whole_word
-    a_starts = [1, *compress(range(2, la + 1), boundary[2:la + 1])] if wwm \
-        else list(range(1, la + 1))
+    a_starts = (
+        [1, *compress(range(2, la + 1), boundary[2 : la + 1])] if wwm else list(range(1, la + 1))
+    )
     b_lo = la + 2
-    b_starts = [b_lo, *compress(range(b_lo + 1, b_lo + lb), boundary[b_lo + 1:b_lo + lb])] \
-        if wwm else list(range(b_lo, b_lo + lb))
+    b_starts = (
+        [b_lo, *compress(range(b_lo + 1, b_lo + lb), boundary[b_lo + 1 : b_lo + lb])]
+        if wwm
+        else list(range(b_lo, b_lo + lb))
+    )
     starts = a_starts + b_starts
     ends = a_starts[1:] + [la + 1] + b_starts[1:] + [b_lo + lb]
     na = len(a_starts)
     limits = [na] * na + [len(starts)] * len(b_starts)
     return starts, ends, limits
 
-def mask_instance(inst, options: BuilderOptions, vocab: VocabTables, rng: random.Random,
-                  cdfs: list):
+
+def mask_instance(
+    inst, options: BuilderOptions, vocab: VocabTables, rng: random.Random, cdfs: list
+):
     """Masks a TrainingInstance in place: whole-word n-grams (lengths drawn from `cdfs`,
     see ngram_cdfs) with Google's budget, backoff and 80/10/10 rule."""
     o, v = options, vocab

@@ -1,4 +1,5 @@
 """The pretraining data builder's options (Google's flag names and defaults, plus ours)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -7,6 +8,7 @@ import dataclasses
 @dataclasses.dataclass(frozen=True)
 class BuilderOptions:
     """Knobs of the builder; defaults are Google's flags (plus ours at the end)."""
+
     max_seq_length: int = 512
     max_predictions_per_seq: int = 20
     masked_lm_prob: float = 0.15
@@ -18,10 +20,10 @@ class BuilderOptions:
     random_next_sentence: bool = False
     ngram: int = 3
     # ours
-    shuffle_buffer_size: int = 2048      # instances held for the bounded shuffle
-    input_format: str = "auto"           # "auto" | "lines" | "wiki"
-    keep_wiki_titles: bool = False       # keep the title line after <doc ...>
-    split_wiki_sentences: bool = True    # WikiExtractor lines are paragraphs
+    shuffle_buffer_size: int = 2048  # instances held for the bounded shuffle
+    input_format: str = "auto"  # "auto" | "lines" | "wiki"
+    keep_wiki_titles: bool = False  # keep the title line after <doc ...>
+    split_wiki_sentences: bool = True  # WikiExtractor lines are paragraphs
 
     def __post_init__(self):
         if self.max_seq_length < 5:

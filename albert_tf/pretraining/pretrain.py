@@ -1,4 +1,5 @@
 """Pretraining ALBERT with MLM + SOP on Google's TFRecords, through the shared engine."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -8,22 +9,22 @@ from absl import logging
 import tensorflow as tf
 
 from albert_tf.core import fileio
-from albert_tf.engine import distribute, training
-from albert_tf.engine.compiling import one_step_per_call
 from albert_tf.core.config import AlbertConfig
-from albert_tf.pretraining.input import pretraining_dataset
-from albert_tf.engine.compiling import compile_for_inference
+from albert_tf.engine import distribute, training
+from albert_tf.engine.compiling import compile_for_inference, one_step_per_call
 from albert_tf.engine.init_checkpoint import init_from_checkpoint
+from albert_tf.engine.optimizers import create_optimizer
 from albert_tf.engine.results import append_results
 from albert_tf.engine.run_config import RunConfig
 from albert_tf.engine.run_lock import output_dir_lock
 from albert_tf.modeling.albert_model import AlbertPretrainer
-from albert_tf.engine.optimizers import create_optimizer
+from albert_tf.pretraining.input import pretraining_dataset
 
 
 @dataclasses.dataclass
 class PretrainingOptions:
     """run_pretraining.py's flags, with Google's defaults."""
+
     input_file: str
     output_dir: str
     eval_input_file: Optional[str] = None
@@ -59,26 +60,39 @@ def _model_fn(config, opts):
 
 def _optimizer_fn(opts):
     return lambda: create_optimizer(
-        opts.learning_rate, opts.num_train_steps, opts.num_warmup_steps, optimizer=opts.optimizer,
-        poly_power=opts.poly_power, start_warmup_step=opts.start_warmup_step,
+        opts.learning_rate,
+        opts.num_train_steps,
+        opts.num_warmup_steps,
+        optimizer=opts.optimizer,
+        poly_power=opts.poly_power,
+        start_warmup_step=opts.start_warmup_step,
         bias_correction=opts.bias_correction,
-        gradient_accumulation_steps=opts.gradient_accumulation_steps)
+        gradient_accumulation_steps=opts.gradient_accumulation_steps,
+    )
 
 
 def eval_dataset_fn(opts):
     files = opts.eval_input_file or opts.input_file
+
     def dataset_fn(batch, ctx):
         # max_eval_steps global steps: each pipeline feeds its replicas one batch per step.
         per_pipeline = max(1, ctx.num_replicas_in_sync // ctx.num_input_pipelines)
-        return pretraining_dataset(files, batch, opts.max_seq_length, opts.max_predictions_per_seq,
-                                   is_training=False, input_context=ctx).take(
-                                       opts.max_eval_steps * per_pipeline)
+        return pretraining_dataset(
+            files,
+            batch,
+            opts.max_seq_length,
+            opts.max_predictions_per_seq,
+            is_training=False,
+            input_context=ctx,
+        ).take(opts.max_eval_steps * per_pipeline)
+
     return dataset_fn
 
 
 def make_evaluate_fn(opts, strategy):
     """Google's eval: masked_lm_accuracy/loss and sentence_order_accuracy/loss on up to
     max_eval_steps batches."""
+
     def evaluate(model):
         ds = distribute.distribute_dataset(strategy, eval_dataset_fn(opts), opts.eval_batch_size)
         # steps: the dataset's cardinality is unknown, and without steps Keras runs one step
@@ -89,6 +103,7 @@ def make_evaluate_fn(opts, strategy):
         with one_step_per_call(model):
             results = model.evaluate(ds, steps=opts.max_eval_steps, return_dict=True, verbose=0)
         return {k: v for k, v in results.items()}
+
     return evaluate
 
 
@@ -103,8 +118,10 @@ def pretrain(config: AlbertConfig, opts: PretrainingOptions, strategy=None) -> d
     if not opts.do_train and not opts.do_eval:
         raise ValueError("at least one of --do_train or --do_eval must be True")
     if opts.max_seq_length > config.max_position_embeddings:
-        raise ValueError(f"--max_seq_length {opts.max_seq_length} exceeds max_position_embeddings "
-                         f"{config.max_position_embeddings} of the ALBERT config")
+        raise ValueError(
+            f"--max_seq_length {opts.max_seq_length} exceeds max_position_embeddings "
+            f"{config.max_position_embeddings} of the ALBERT config"
+        )
     with output_dir_lock(opts.output_dir, strategy):
         fileio.makedirs(opts.output_dir)
         if opts.do_train:
@@ -117,23 +134,39 @@ def _train(config, opts, strategy) -> dict:
     evaluation, else the global step."""
     evaluate = make_evaluate_fn(opts, strategy) if opts.do_eval else None
     run = RunConfig(
-        output_dir=opts.output_dir, num_train_steps=opts.num_train_steps,
+        output_dir=opts.output_dir,
+        num_train_steps=opts.num_train_steps,
         save_checkpoints_steps=opts.save_checkpoints_steps,
         keep_checkpoint_max=opts.keep_checkpoint_max,
-        iterations_per_loop=opts.iterations_per_loop, jit_compile=opts.jit_compile,
+        iterations_per_loop=opts.iterations_per_loop,
+        jit_compile=opts.jit_compile,
         best_metric="masked_lm_accuracy" if opts.do_eval else None,
         log_every_steps=opts.log_every_steps,
-        gradient_accumulation_steps=opts.gradient_accumulation_steps, verbose=opts.verbose,
-        seed=opts.seed)
+        gradient_accumulation_steps=opts.gradient_accumulation_steps,
+        verbose=opts.verbose,
+        seed=opts.seed,
+    )
     train_fn = lambda batch, ctx: pretraining_dataset(
-        opts.input_file, batch, opts.max_seq_length, opts.max_predictions_per_seq,
-        is_training=True, input_context=ctx, seed=opts.seed)
+        opts.input_file,
+        batch,
+        opts.max_seq_length,
+        opts.max_predictions_per_seq,
+        is_training=True,
+        input_context=ctx,
+        seed=opts.seed,
+    )
     init = opts.init_checkpoint
     result = training.train(
-        _model_fn(config, opts), _optimizer_fn(opts), train_fn,
-        global_batch_size=opts.train_batch_size, run=run, strategy=strategy,
-        evaluate_fn=evaluate, init_checkpoint=init,
-        init_kwargs={"group0_fallback": opts.init_from_group0})
+        _model_fn(config, opts),
+        _optimizer_fn(opts),
+        train_fn,
+        global_batch_size=opts.train_batch_size,
+        run=run,
+        strategy=strategy,
+        evaluate_fn=evaluate,
+        init_checkpoint=init,
+        init_kwargs={"group0_fallback": opts.init_from_group0},
+    )
     if result.eval_history:
         return result.eval_history[-1]
     return {"global_step": result.global_step}
@@ -147,7 +180,9 @@ def _evaluate_checkpoint(config, opts, strategy) -> dict:
         model = compile_for_inference(_model_fn(config, opts)(), strategy, opts.jit_compile)
     source = tf.train.latest_checkpoint(opts.output_dir) or opts.init_checkpoint
     if not source:
-        raise ValueError("--do_eval without --do_train needs a checkpoint in --output_dir or --init_checkpoint")
+        raise ValueError(
+            "--do_eval without --do_train needs a checkpoint in --output_dir or --init_checkpoint"
+        )
     init_from_checkpoint(model, source, group0_fallback=opts.init_from_group0)
     results = evaluate(model)
     if distribute.is_chief(strategy):

@@ -1,5 +1,6 @@
 """Tokenising the builder's input: the tokenizer spec, the vocabulary tables that
 instance making needs, and the on-disk token cache of each input file."""
+
 from __future__ import annotations
 
 import array
@@ -9,9 +10,9 @@ import struct
 from typing import Iterator
 
 from albert_tf.core import fileio
-from albert_tf.text.normalization import preprocess_text
 from albert_tf.pretraining.documents import iter_raw_documents
 from albert_tf.pretraining.options import BuilderOptions
+from albert_tf.text.normalization import preprocess_text
 
 # Punctuation that may continue a SentencePiece word (Google's list: no apostrophe).
 _SPM_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz" + '!"#$%&()*+,-./:;?@[\\]^_`{|}~')
@@ -21,6 +22,7 @@ _SPM_PUNCT = frozenset('!"#$%&()*+,-./:;?@[\\]^_`{|}~')
 @dataclasses.dataclass(frozen=True)
 class TokenizerSpec:
     """Picklable description of the tokenizer, so workers build their own."""
+
     spm_model_file: str | None = None
     vocab_file: str | None = None
     do_lower_case: bool = True
@@ -34,15 +36,19 @@ _TOKENIZERS: dict = {}
 def load_tokenizer(spec: TokenizerSpec):
     """Returns a (process-cached) albert_tf FullTokenizer for spec."""
     if spec not in _TOKENIZERS:
+        # deferred: keeps TensorFlow off this module's import
         from albert_tf.text import tokenization
+
         if spec.spm_model_file is None and spec.vocab_file is None:
             raise ValueError("give spm_model_file or vocab_file")
         for path in (spec.spm_model_file, spec.vocab_file):
             if path is not None and not fileio.isfile(path):
                 raise FileNotFoundError(f"tokenizer file not found: {path}")
         _TOKENIZERS[spec] = tokenization.FullTokenizer(
-            vocab_file=spec.vocab_file, do_lower_case=spec.do_lower_case,
-            spm_model_file=spec.spm_model_file)
+            vocab_file=spec.vocab_file,
+            do_lower_case=spec.do_lower_case,
+            spm_model_file=spec.spm_model_file,
+        )
     return _TOKENIZERS[spec]
 
 
@@ -62,6 +68,7 @@ def is_start_piece_wordpiece(piece: str) -> bool:
 @dataclasses.dataclass(frozen=True)
 class VocabTables:
     """What instance making needs from the vocabulary, as plain picklable lists."""
+
     size: int
     cls_id: int
     sep_id: int
@@ -69,7 +76,7 @@ class VocabTables:
     is_start: tuple  # is_start[id] in {0, 1}
 
     @classmethod
-    def from_tokenizer(cls, tokenizer, spm: bool) -> "VocabTables":
+    def from_tokenizer(cls, tokenizer, spm: bool) -> VocabTables:
         vocab = tokenizer.vocab
         rule = is_start_piece_sp if spm else is_start_piece_wordpiece
         inv = {i: p for p, i in vocab.items()}
@@ -77,9 +84,13 @@ class VocabTables:
         for name in ("[CLS]", "[SEP]", "[MASK]"):
             if name not in vocab:
                 raise ValueError(f"the vocabulary has no {name} piece")
-        return cls(size=size, cls_id=vocab["[CLS]"], sep_id=vocab["[SEP]"],
-                   mask_id=vocab["[MASK]"],
-                   is_start=tuple(int(rule(inv.get(i, ""))) for i in range(size)))
+        return cls(
+            size=size,
+            cls_id=vocab["[CLS]"],
+            sep_id=vocab["[SEP]"],
+            mask_id=vocab["[MASK]"],
+            is_start=tuple(int(rule(inv.get(i, ""))) for i in range(size)),
+        )
 
 
 def tokenize_document(raw: list[str], tokenizer, spec: TokenizerSpec) -> list[list[int]]:
@@ -118,16 +129,19 @@ class TokenCache:
         return os.path.join(self.directory, name)
 
     @staticmethod
-    def write(path: str, directory: str, spec: TokenizerSpec, options: BuilderOptions,
-              vocab_size: int) -> dict:
+    def write(
+        path: str, directory: str, spec: TokenizerSpec, options: BuilderOptions, vocab_size: int
+    ) -> dict:
         """Tokenises `path` once into `directory`; returns corpus statistics."""
         tokenizer = load_tokenizer(spec)
         code = "H" if vocab_size <= 1 << 16 else "I"
         os.makedirs(directory, exist_ok=True)
         n_docs = n_sents = n_tokens = 0
-        with open(os.path.join(directory, "ids.bin"), "wb") as fi, \
-                open(os.path.join(directory, "sents.bin"), "wb") as fs, \
-                open(os.path.join(directory, "docs.bin"), "wb") as fd:
+        with (
+            open(os.path.join(directory, "ids.bin"), "wb") as fi,
+            open(os.path.join(directory, "sents.bin"), "wb") as fs,
+            open(os.path.join(directory, "docs.bin"), "wb") as fd,
+        ):
             fd.write(struct.pack("<qq", 0, 0))
             for raw in iter_raw_documents(path, options):
                 doc = tokenize_document(raw, tokenizer, spec)
@@ -142,8 +156,7 @@ class TokenCache:
                 fd.write(struct.pack("<qq", n_sents, n_tokens))
         if n_docs == 0:
             raise ValueError(f"input file has no text to build examples from: {path}")
-        return {"documents": n_docs, "sentences": n_sents, "tokens": n_tokens,
-                "id_typecode": code}
+        return {"documents": n_docs, "sentences": n_sents, "tokens": n_tokens, "id_typecode": code}
 
     def _read_doc(self, fs, fi, n_sents: int, n_tokens: int) -> list[list[int]]:
         """Reads one document at the current positions of the sentence and id files."""
@@ -154,15 +167,17 @@ class TokenCache:
         flat = ids.tolist()
         doc, start = [], 0
         for n in lengths:
-            doc.append(flat[start:start + n])
+            doc.append(flat[start : start + n])
             start += n
         return doc
 
     def iter_documents(self) -> Iterator[list[list[int]]]:
         """Streams the documents in file order (each a list of sentences of ids)."""
-        with open(self._path("docs.bin"), "rb") as fd, \
-                open(self._path("sents.bin"), "rb") as fs, \
-                open(self._path("ids.bin"), "rb") as fi:
+        with (
+            open(self._path("docs.bin"), "rb") as fd,
+            open(self._path("sents.bin"), "rb") as fs,
+            open(self._path("ids.bin"), "rb") as fi,
+        ):
             s0, t0 = struct.unpack("<qq", fd.read(16))
             for _ in range(self.num_documents):
                 s1, t1 = struct.unpack("<qq", fd.read(16))
@@ -172,8 +187,9 @@ class TokenCache:
     def document(self, index: int) -> list[list[int]]:
         """Random access to document `index` (for random next / single-segment draws)."""
         if self._random_files is None:
-            self._random_files = tuple(open(self._path(n), "rb")
-                                       for n in ("docs.bin", "sents.bin", "ids.bin"))
+            self._random_files = tuple(
+                open(self._path(n), "rb") for n in ("docs.bin", "sents.bin", "ids.bin")
+            )
         fd, fs, fi = self._random_files
         fd.seek(16 * index)
         s0, t0, s1, t1 = struct.unpack("<qqqq", fd.read(32))

@@ -6,6 +6,7 @@ the output files: local ones written under temporary names and renamed together,
 TensorFlow is imported on first use, not at import time, so that the builder's other
 modules (documents, tokens, masking, instances) stay light to import.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -14,8 +15,15 @@ from typing import Iterator, Sequence
 from albert_tf.core import fileio
 
 FEATURE_NAMES = (
-    "input_ids", "input_mask", "segment_ids", "token_boundary",
-    "masked_lm_positions", "masked_lm_ids", "masked_lm_weights", "next_sentence_labels")
+    "input_ids",
+    "input_mask",
+    "segment_ids",
+    "token_boundary",
+    "masked_lm_positions",
+    "masked_lm_ids",
+    "masked_lm_weights",
+    "next_sentence_labels",
+)
 FLOAT_FEATURES = frozenset({"masked_lm_weights"})
 READ_BATCH = 4096  # records per tf.data batch when reading back (one by one is ~40x slower)
 
@@ -29,12 +37,16 @@ class ExampleSerializer:
     """
 
     def __init__(self, max_seq_length: int, max_predictions_per_seq: int):
+        # deferred: keeps TensorFlow off this module's import
         import tensorflow as tf
+
         self.L, self.P = max_seq_length, max_predictions_per_seq
         self.example = tf.train.Example()
         feature = self.example.features.feature
-        self._lists = [(feature[name].float_list if name in FLOAT_FEATURES
-                        else feature[name].int64_list).value for name in FEATURE_NAMES]
+        self._lists = [
+            (feature[name].float_list if name in FLOAT_FEATURES else feature[name].int64_list).value
+            for name in FEATURE_NAMES
+        ]
 
     def values(self, inst) -> tuple:
         """The eight padded value lists of an instance, in FEATURE_NAMES order."""
@@ -43,10 +55,16 @@ class ExampleSerializer:
         if n > L or k > P:
             raise ValueError(f"instance of {n} tokens / {k} predictions exceeds {L} / {P}")
         pad, ppad = [0] * (L - n), [0] * (P - k)
-        return (inst.input_ids + pad, [1] * n + pad, inst.segment_ids + pad,
-                inst.token_boundary + pad, inst.masked_lm_positions + ppad,
-                inst.masked_lm_ids + ppad, [1.0] * k + [0.0] * (P - k),
-                [inst.next_sentence_label])
+        return (
+            inst.input_ids + pad,
+            [1] * n + pad,
+            inst.segment_ids + pad,
+            inst.token_boundary + pad,
+            inst.masked_lm_positions + ppad,
+            inst.masked_lm_ids + ppad,
+            [1.0] * k + [0.0] * (P - k),
+            [inst.next_sentence_label],
+        )
 
     def encode(self, inst) -> bytes:
         """The serialised tf.train.Example of one instance."""
@@ -57,13 +75,17 @@ class ExampleSerializer:
 
 def record_writer(path: str):
     """A tf.io.TFRecordWriter on `path` (uncompressed; a context manager)."""
+    # deferred: keeps TensorFlow off this module's import
     import tensorflow as tf
+
     return tf.io.TFRecordWriter(path)
 
 
 def iter_records(path: str) -> Iterator[bytes]:
     """The serialised records of a TFRecord file in order, read with tf.data in batches."""
+    # deferred: keeps TensorFlow off this module's import
     import tensorflow as tf
+
     for batch in tf.data.TFRecordDataset(path).batch(READ_BATCH).as_numpy_iterator():
         yield from batch.tolist()
 

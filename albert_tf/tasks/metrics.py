@@ -6,8 +6,8 @@ those libraries return NaN or warn (a constant prediction for Matthews / Pearson
 Spearman, no positives for F1) these return 0.0, so best-checkpoint comparisons never
 see NaN.
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 from typing import Dict
 
@@ -35,7 +35,7 @@ def matthews_corrcoef(predictions, labels) -> float:
     """Matthews correlation (multiclass R_K form, equals the binary MCC); 0 if undefined."""
     p, y = _pair(predictions, labels)
     _, codes = np.unique(np.concatenate([y, p]), return_inverse=True)
-    y_codes, p_codes = codes[:y.size], codes[y.size:]
+    y_codes, p_codes = codes[: y.size], codes[y.size :]
     k = int(codes.max()) + 1
     t = np.bincount(y_codes, minlength=k).astype(np.float64)  # true counts per class
     q = np.bincount(p_codes, minlength=k).astype(np.float64)  # predicted counts
@@ -114,8 +114,11 @@ def multilabel_scores(probabilities, targets, threshold: float = 0.5) -> Dict[st
     den = 2 * tp + fp + fn
     per_label = np.where(den > 0, 2 * tp / np.maximum(den, 1), 0.0)
     micro = 2 * tp.sum() / max(2 * tp.sum() + fp.sum() + fn.sum(), 1)
-    return {"micro_f1": float(micro), "macro_f1": float(per_label.mean()),
-            "exact_match": float(np.mean(np.all(p == y, axis=1)))}
+    return {
+        "micro_f1": float(micro),
+        "macro_f1": float(per_label.mean()),
+        "exact_match": float(np.mean(np.all(p == y, axis=1))),
+    }
 
 
 THRESHOLDS = tuple(round(0.05 * k, 2) for k in range(1, 20))  # 0.05 ... 0.95
@@ -124,6 +127,8 @@ THRESHOLDS = tuple(round(0.05 * k, 2) for k in range(1, 20))  # 0.05 ... 0.95
 def best_threshold(probabilities, targets, candidates=THRESHOLDS) -> float:
     """The threshold of `candidates` with the highest micro F1 (the one nearest 0.5 on ties),
     chosen on dev and then used for test predictions."""
-    scored = [(multilabel_scores(probabilities, targets, t)["micro_f1"], -abs(t - 0.5), t)
-              for t in candidates]
+    scored = [
+        (multilabel_scores(probabilities, targets, t)["micro_f1"], -abs(t - 0.5), t)
+        for t in candidates
+    ]
     return max(scored)[2]

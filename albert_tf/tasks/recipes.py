@@ -12,13 +12,15 @@ from. Sources (docs/training.md has the table and the disagreements between them
 >>> RECIPES["mnli"].learning_rate, RECIPES["mnli"].train_batch_size, RECIPES["mnli"].train_step
 (3e-05, 128, 10000)
 """
+
 from __future__ import annotations
 
 import dataclasses
 from typing import Optional
 
-from albert_tf.core.errors import InputError
 from absl import logging
+
+from albert_tf.core.errors import InputError
 
 PAPER = "ALBERT paper (arXiv 1909.11942 v6) Table 14"
 
@@ -26,6 +28,7 @@ PAPER = "ALBERT paper (arXiv 1909.11942 v6) Table 14"
 @dataclasses.dataclass(frozen=True)
 class Recipe:
     """One task's hyperparameters, in the drivers' flag names."""
+
     driver: str  # the driver it is for
     learning_rate: float
     train_batch_size: int
@@ -40,8 +43,18 @@ class Recipe:
 
 
 def _glue(lr, bsz, albert_dr, ts, ws, every=100):
-    return Recipe("run_classifier.py", lr, bsz, albert_dr, 0.1, ts, ws, 512, every,
-                  source=PAPER + "; save_checkpoints_steps from Google's run_glue.sh")
+    return Recipe(
+        "run_classifier.py",
+        lr,
+        bsz,
+        albert_dr,
+        0.1,
+        ts,
+        ws,
+        512,
+        every,
+        source=PAPER + "; save_checkpoints_steps from Google's run_glue.sh",
+    )
 
 
 RECIPES = {
@@ -54,13 +67,25 @@ RECIPES = {
     "rte": _glue(3e-5, 32, 0.1, 800, 200),
     "mrpc": _glue(2e-5, 32, 0.0, 800, 200),
     "wnli": Recipe("run_classifier.py", 2e-5, 16, 0.1, 0.1, 2000, 250, 512),
-    "squad_v1": Recipe("run_squad.py", 5e-5, 48, 0.0, 0.1, 3649, 365, 384,
-                       version_2_with_negative=False),
-    "squad_v2": Recipe("run_squad.py", 3e-5, 48, 0.0, 0.1, 8144, 814, 512,
-                       version_2_with_negative=True),
+    "squad_v1": Recipe(
+        "run_squad.py", 5e-5, 48, 0.0, 0.1, 3649, 365, 384, version_2_with_negative=False
+    ),
+    "squad_v2": Recipe(
+        "run_squad.py", 3e-5, 48, 0.0, 0.1, 8144, 814, 512, version_2_with_negative=True
+    ),
     "race": Recipe("run_race.py", 2e-5, 32, 0.1, 0.1, 12000, 1000, 512, 100),
-    "race_v2": Recipe("run_race.py", 1e-5, 32, 0.0, 0.1, 12000, 1000, 512, 100,
-                      source="Google's README (RACE with the v2 models); the rest Table 14"),
+    "race_v2": Recipe(
+        "run_race.py",
+        1e-5,
+        32,
+        0.0,
+        0.1,
+        12000,
+        1000,
+        512,
+        100,
+        source="Google's README (RACE with the v2 models); the rest Table 14",
+    ),
 }
 GLUE_TASKS = {name for name, r in RECIPES.items() if r.driver == "run_classifier.py"}
 
@@ -78,8 +103,10 @@ def recipe_for(name: str, driver: str, task_name: Optional[str] = None) -> Recip
         raise InputError(f"--recipe={name} is for {recipe.driver}, not {driver}; {hint}")
     task = (task_name or "").strip().lower()
     if task in GLUE_TASKS and task != key:
-        raise InputError(f"--recipe={name} is the recipe of {key.upper()}, not of "
-                         f"--task_name={task_name}; use --recipe={task} (or a custom task)")
+        raise InputError(
+            f"--recipe={name} is the recipe of {key.upper()}, not of "
+            f"--task_name={task_name}; use --recipe={task} (or a custom task)"
+        )
     return recipe
 
 
@@ -88,7 +115,9 @@ def apply_recipe(FLAGS, driver: str) -> dict:
     origin)} of every recipe flag, origin "recipe" or "command line", and logs it."""
     if not getattr(FLAGS, "recipe", None):
         return {}
-    recipe = recipe_for(FLAGS.recipe, driver, FLAGS["task_name"].value if "task_name" in FLAGS else None)
+    recipe = recipe_for(
+        FLAGS.recipe, driver, FLAGS["task_name"].value if "task_name" in FLAGS else None
+    )
     chosen = {}
     for field in dataclasses.fields(recipe):
         value = getattr(recipe, field.name)
@@ -99,6 +128,10 @@ def apply_recipe(FLAGS, driver: str) -> dict:
         else:
             FLAGS[field.name].value = value
             chosen[field.name] = (value, "recipe")
-    logging.info("--recipe=%s (%s): %s", FLAGS.recipe, recipe.source,
-                 ", ".join(f"--{k}={v} ({o})" for k, (v, o) in chosen.items()))
+    logging.info(
+        "--recipe=%s (%s): %s",
+        FLAGS.recipe,
+        recipe.source,
+        ", ".join(f"--{k}={v} ({o})" for k, (v, o) in chosen.items()),
+    )
     return chosen

@@ -2,14 +2,15 @@
 SentencePiece model, versioned exports (`export_dir/<unix seconds>/`, TF Serving's model base
 path, as Google's Estimator exported) with a README beside the model, the --export_dir checks,
 and `load_saved_model`, which registers tf-text's ops first and finds the newest version."""
+
 from __future__ import annotations
 
 import os
 import time
 
 from albert_tf.core import fileio
-from albert_tf.engine import validation as v
 from albert_tf.core.errors import InputError
+from albert_tf.engine import validation as v
 
 README = """# ALBERT SavedModel ({what})
 
@@ -28,8 +29,10 @@ Inputs: {inputs}
 Outputs: {outputs}
 """
 
-NEEDS_TOKENIZER = ("--export_dir needs --spm_model_file or --vocab_file: the exported model "
-                   "tokenizes raw text in the graph")
+NEEDS_TOKENIZER = (
+    "--export_dir needs --spm_model_file or --vocab_file: the exported model "
+    "tokenizes raw text in the graph"
+)
 
 
 def check_export_flags(FLAGS):
@@ -45,7 +48,9 @@ def check_export_flags(FLAGS):
 def graph_tokenizer(spm_model_file=None, do_lower_case=True, vocab_file=None):
     """The in-graph tokenizer of the run's SentencePiece model or WordPiece vocabulary (the
     Python path's ids)."""
+    # deferred: keeps TensorFlow off this module's import
     from albert_tf.text.graph_tokenizer import make_graph_tokenizer
+
     if not (spm_model_file or vocab_file):
         raise ValueError(NEEDS_TOKENIZER)
     return make_graph_tokenizer(spm_model_file, vocab_file, do_lower_case)
@@ -76,10 +81,12 @@ def save_module(module, signature, export_dir, what, inputs, outputs) -> str:
     hidden scratch folder in export_dir, then renamed to its version. Remote (no atomic rename
     on a bucket): uploaded straight to its version with saved_model.pb last."""
     export_dir = fileio.abspath(os.fspath(export_dir))
-    target = fileio.join(export_dir, str(max([int(time.time())] +
-                                             [v + 1 for v in export_versions(export_dir)])))
-    readme = README.format(what=what, name=target, example=_example_call(signature),
-                           inputs=inputs, outputs=outputs)
+    target = fileio.join(
+        export_dir, str(max([int(time.time())] + [v + 1 for v in export_versions(export_dir)]))
+    )
+    readme = README.format(
+        what=what, name=target, example=_example_call(signature), inputs=inputs, outputs=outputs
+    )
     if fileio.is_remote(target):
         with fileio.output_folder(target, last=("saved_model.pb",)) as local:
             _save(module, signature, local, readme)
@@ -96,8 +103,11 @@ def export_versions(export_dir) -> list:
     """The complete versions (numbered folders holding saved_model.pb) in export_dir, ascending."""
     if not fileio.isdir(export_dir):
         return []
-    return sorted(int(n) for n in fileio.listdir(export_dir) if n.isdigit()
-                  and fileio.exists(fileio.join(export_dir, n, "saved_model.pb")))
+    return sorted(
+        int(n)
+        for n in fileio.listdir(export_dir)
+        if n.isdigit() and fileio.exists(fileio.join(export_dir, n, "saved_model.pb"))
+    )
 
 
 def latest_export(path) -> str:
@@ -111,13 +121,16 @@ def latest_export(path) -> str:
         return path
     versions = export_versions(path)
     if not versions:
-        raise FileNotFoundError(f"{path}: neither a SavedModel (saved_model.pb) nor a folder "
-                                "of versioned exports")
+        raise FileNotFoundError(
+            f"{path}: neither a SavedModel (saved_model.pb) nor a folder of versioned exports"
+        )
     return fileio.join(path, str(versions[-1]))
 
 
 def _save(module, signature, folder, readme):
+    # deferred: keeps TensorFlow off this module's import
     import tensorflow as tf
+
     tf.saved_model.save(module, folder, signatures={"serving_default": signature})
     fileio.write_text(fileio.join(folder, "README.md"), readme)
 
@@ -126,11 +139,16 @@ def load_saved_model(path):
     """tf.saved_model.load of an albert_tf raw-text export (a SavedModel folder, or an
     --export_dir whose newest version is loaded), tf-text's ops registered first."""
     try:
+        # deferred: an optional package
         import tensorflow_text  # noqa: F401  registers the SentencePiece ops the graph uses
     except ImportError as e:
-        raise ImportError("albert_tf.load_saved_model needs tensorflow_text (pip install "
-                          "tensorflow-text): the SavedModel tokenizes with its ops") from e
+        raise ImportError(
+            "albert_tf.load_saved_model needs tensorflow_text (pip install "
+            "tensorflow-text): the SavedModel tokenizes with its ops"
+        ) from e
+    # deferred: keeps TensorFlow off this module's import
     import tensorflow as tf
+
     return tf.saved_model.load(latest_export(path))
 
 

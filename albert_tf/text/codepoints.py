@@ -1,11 +1,13 @@
-"""Codepoint tables of Google's normalisation (combining marks, whitespace, digits) as regex classes,
+"""Codepoint tables of Google's normalisation (combining marks, whitespace, digits) as regex
+classes,
 shared by the Python preprocessing and the in-graph tokenizer so both drop the same characters."""
+
 from __future__ import annotations
 
 import functools
 import re
-import unicodedata
 from typing import Iterable, Sequence
+import unicodedata
 
 
 def ranges_to_class(codepoints: Iterable[int]) -> str:
@@ -45,7 +47,8 @@ def combining_re():
     """Compiled Python regex matching one combining character."""
     cls = "".join(
         chr(a) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
-        for a, b in _runs(combining_codepoints()))
+        for a, b in _runs(combining_codepoints())
+    )
     return re.compile(f"[{cls}]")
 
 
@@ -62,5 +65,3 @@ def _runs(cps: Sequence[int]):
             start = prev = cp
     if start is not None:
         yield start, prev
-
-

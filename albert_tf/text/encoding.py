@@ -1,14 +1,15 @@
 """Text → piece ids as Google's fine-tuning code does it: preprocess_text (in SentencePiece mode)
 then the tokenizer. One object, shared by the GLUE and RACE builders, that also fingerprints
 the tokenizer for feature caches."""
+
 from __future__ import annotations
 
 import dataclasses
 from typing import Optional
 
 from albert_tf.core.fileio import file_fingerprint
-from albert_tf.text.tokenization import FullTokenizer
 from albert_tf.text.normalization import preprocess_text
+from albert_tf.text.tokenization import FullTokenizer
 
 
 @dataclasses.dataclass
@@ -20,8 +21,9 @@ class TextEncoder:
 
     @classmethod
     def from_files(cls, spm_model_file=None, vocab_file=None, do_lower_case=True):
-        tok = FullTokenizer(vocab_file=vocab_file, do_lower_case=do_lower_case,
-                            spm_model_file=spm_model_file)
+        tok = FullTokenizer(
+            vocab_file=vocab_file, do_lower_case=do_lower_case, spm_model_file=spm_model_file
+        )
         return cls(tok, do_lower_case, spm_model_file, vocab_file)
 
     def tokenize(self, text: str) -> list:
@@ -51,5 +53,7 @@ class TextEncoder:
     def fingerprint(self) -> dict:
         """What of the tokenizer changes the features (for cache keys)."""
         path = self.spm_model_file or self.vocab_file
-        return {"tokenizer": file_fingerprint(path) if path else None,
-                "do_lower_case": self.do_lower_case}
+        return {
+            "tokenizer": file_fingerprint(path) if path else None,
+            "do_lower_case": self.do_lower_case,
+        }

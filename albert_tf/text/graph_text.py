@@ -1,6 +1,7 @@
 """In-graph text ops that the SentencePiece and WordPiece tokenizers share: Python's per-character
 Unicode steps (NFKD, NFD, lower) made exact against TensorFlow's ICU, string patching without
 tf.cond, and [CLS] A [SEP] B [SEP] packing of ids."""
+
 from __future__ import annotations
 
 import functools
@@ -20,9 +21,11 @@ _ASSIGNABLE = list(range(0x40000)) + list(range(0xE0000, 0xF0000))
 def _candidates(kind: str) -> tuple:
     """Codepoints whose NFKD / lowercase may differ between Python and TF's ICU: those Python
     changes, plus those unassigned in Python's Unicode (a newer ICU may know them)."""
-    change = {"nfkd": lambda ch: unicodedata.normalize("NFKD", ch) != ch,
-              "nfd": lambda ch: unicodedata.normalize("NFD", ch) != ch,
-              "lower": lambda ch: ch.lower() != ch}[kind]
+    change = {
+        "nfkd": lambda ch: unicodedata.normalize("NFKD", ch) != ch,
+        "nfd": lambda ch: unicodedata.normalize("NFD", ch) != ch,
+        "lower": lambda ch: ch.lower() != ch,
+    }[kind]
     out = []
     for cp in _ASSIGNABLE:
         if 0xD800 <= cp <= 0xDFFF:
@@ -93,8 +96,9 @@ class PackingMixin:
 
     def pack(self, ids_a, ids_b=None, max_seq_length=128):
         """[CLS] A [SEP] (B [SEP]) packed to dense int32 input_ids / input_mask / segment_ids."""
-        return pack_ids_graph(ids_a, ids_b, max_seq_length, self.cls_id, self.sep_id,
-                              pad_id=self.pad_id)
+        return pack_ids_graph(
+            ids_a, ids_b, max_seq_length, self.cls_id, self.sep_id, pad_id=self.pad_id
+        )
 
     def encode(self, text_a, text_b=None, max_seq_length=128):
         """Raw strings (one or a pair per example) → packed model features."""
@@ -105,8 +109,9 @@ class PackingMixin:
         """A tf.function over [batch] strings giving packed features, for SavedModel signatures."""
         spec = tf.TensorSpec([None], tf.string)
         if pair:
-            return tf.function(lambda a, b: self.encode(a, b, max_seq_length),
-                               input_signature=[spec, spec])
+            return tf.function(
+                lambda a, b: self.encode(a, b, max_seq_length), input_signature=[spec, spec]
+            )
         return tf.function(lambda a: self.encode(a, None, max_seq_length), input_signature=[spec])
 
 
@@ -125,8 +130,9 @@ class PythonCharOp(tf.Module):
     def __call__(self, s):
         if self._re is None:
             return self._op(s)
-        return patch_strings(s, matches_pattern(s, self._re), self._op,
-                      lambda x: _per_char(x, self._table, self._op))
+        return patch_strings(
+            s, matches_pattern(s, self._re), self._op, lambda x: _per_char(x, self._table, self._op)
+        )
 
 
 def python_lower(name=None) -> PythonCharOp:

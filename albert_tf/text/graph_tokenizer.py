@@ -7,19 +7,26 @@ ragged gather through a table precomputed from the vocabulary. It gives the ids
 `FullTokenizer` gives (the Python path is the reference); docs/tokenization.md lists the few
 inputs where it cannot.
 """
+
 from __future__ import annotations
 
+import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
 from albert_tf.core import fileio
 from albert_tf.text import codepoints, spm_encode, tokenization
-from albert_tf.text.graph_text import (PackingMixin, char_class, matches_pattern, patch_strings, python_lower,
-                                       python_normalize)
+from albert_tf.text.graph_text import (
+    PackingMixin,
+    char_class,
+    matches_pattern,
+    patch_strings,
+    python_lower,
+    python_normalize,
+)
 from albert_tf.text.graph_wordpiece import GraphWordPieceTokenizer
 
-__all__ = ["GraphTokenizer", "GraphTokenizerLayer", "GraphWordPieceTokenizer",
-           "make_graph_tokenizer"]
+__all__ = ["GraphTokenizer", "GraphTokenizerLayer", "make_graph_tokenizer"]
 
 
 class GraphTokenizer(PackingMixin, tf.Module):
@@ -30,8 +37,15 @@ class GraphTokenizer(PackingMixin, tf.Module):
     sampling (nbest 64, alpha 0.1) as encode_pieces(sample=True).
     """
 
-    def __init__(self, spm_model_file, do_lower_case=True, preprocess=True, sample=False,
-                 remove_space=True, name=None):
+    def __init__(
+        self,
+        spm_model_file,
+        do_lower_case=True,
+        preprocess=True,
+        sample=False,
+        remove_space=True,
+        name=None,
+    ):
         super().__init__(name=name)
         self.do_lower_case = bool(do_lower_case)
         self.preprocess = bool(preprocess)
@@ -45,8 +59,11 @@ class GraphTokenizer(PackingMixin, tf.Module):
         self.sample = bool(sample)
         if sample:
             self._sp = tf_text.SentencepieceTokenizer(
-                model=proto, out_type=tf.int32, nbest_size=spm_encode.SAMPLE_NBEST_SIZE,
-                alpha=spm_encode.SAMPLE_ALPHA)
+                model=proto,
+                out_type=tf.int32,
+                nbest_size=spm_encode.SAMPLE_NBEST_SIZE,
+                alpha=spm_encode.SAMPLE_ALPHA,
+            )
         else:
             # FastSentencepieceTokenizer breaks Viterbi ties (equal-score segmentations such
             # as "0"+"00" vs "00"+"0") as sentencepiece 0.2 does; tf-text's
@@ -72,8 +89,10 @@ class GraphTokenizer(PackingMixin, tf.Module):
         # runs of 2+ whitespace, or one that is not a plain space (a lone " " stays as is)
         self._ws_re = f"(?:{char_class(ws)}){{2,}}|{char_class(c for c in ws if c != ' ')}"
         ascii_ws = [c for c in ws_cps if c < 0x80]
-        self._ascii_ws_re = (f"{codepoints.ranges_to_class(ascii_ws)}{{2,}}|"
-                             f"{codepoints.ranges_to_class(c for c in ascii_ws if c != 0x20)}")
+        self._ascii_ws_re = (
+            f"{codepoints.ranges_to_class(ascii_ws)}{{2,}}|"
+            f"{codepoints.ranges_to_class(c for c in ascii_ws if c != 0x20)}"
+        )
         word = codepoints.ranges_to_class(c for c in range(0x80) if c not in ascii_ws)
         # strings preprocess_text only lowercases: ASCII, and with remove_space, words
         # separated by single spaces (no other whitespace, none at either end)
@@ -94,7 +113,9 @@ class GraphTokenizer(PackingMixin, tf.Module):
         """
         strings = tf.convert_to_tensor(strings, dtype=tf.string)
         s = tf.reshape(strings, [-1])  # any rank, a scalar included
-        out = patch_strings(s, ~matches_pattern(s, self._clean_re), self._lower_ascii, self._preprocess_rest)
+        out = patch_strings(
+            s, ~matches_pattern(s, self._clean_re), self._lower_ascii, self._preprocess_rest
+        )
         return tf.reshape(out, tf.shape(strings))
 
     def _preprocess_rest(self, s):
@@ -102,13 +123,15 @@ class GraphTokenizer(PackingMixin, tf.Module):
         steps, the others (and any invalid UTF-8) with all of them."""
         if not self.remove_space:  # clean already means ASCII
             return self._preprocess_unicode(s)
-        return patch_strings(s, ~matches_pattern(s, self._ascii_re), self._preprocess_ascii,
-                      self._preprocess_unicode)
+        return patch_strings(
+            s, ~matches_pattern(s, self._ascii_re), self._preprocess_ascii, self._preprocess_unicode
+        )
 
     def _preprocess_ascii(self, s):
         """preprocess_text of ASCII strings: ASCII whitespace collapse and lowercase."""
-        return self._lower_ascii(tf.strings.strip(tf.strings.regex_replace(
-            s, self._ascii_ws_re, " ")))
+        return self._lower_ascii(
+            tf.strings.strip(tf.strings.regex_replace(s, self._ascii_ws_re, " "))
+        )
 
     def _lower_ascii(self, s):
         """str.lower of ASCII strings (do_lower_case), else the strings as they are."""
@@ -169,85 +192,90 @@ def make_graph_tokenizer(spm_model_file=None, vocab_file=None, do_lower_case=Tru
         return GraphTokenizer(str(spm_model_file), do_lower_case=do_lower_case)
     if vocab_file:
         return GraphWordPieceTokenizer(str(vocab_file), do_lower_case=do_lower_case)
-    raise ValueError("an in-graph tokenizer needs spm_model_file (SentencePiece) or vocab_file "
-                     "(WordPiece)")
+    raise ValueError(
+        "an in-graph tokenizer needs spm_model_file (SentencePiece) or vocab_file (WordPiece)"
+    )
 
 
-try:  # the Keras wrapper is optional: GraphTokenizer itself needs only TensorFlow
-    import keras
-except ImportError:  # pragma: no cover
-    keras = None
+@keras.saving.register_keras_serializable(package="albert_tf")
+class GraphTokenizerLayer(keras.layers.Layer):
+    """Keras layer: raw strings → packed features (or ragged ids when max_seq_length is None).
 
-if keras is not None:
-    @keras.saving.register_keras_serializable(package="albert_tf")
-    class GraphTokenizerLayer(keras.layers.Layer):
-        """Keras layer: raw strings → packed features (or ragged ids when max_seq_length is None).
+    A `.keras` file stores the tokenizer's SentencePiece model or WordPiece vocabulary (an
+    asset), not its path, so it loads in another folder or machine; a layer rebuilt from
+    its config alone gets its tokenizer from `load_assets`.
+    """
 
-        A `.keras` file stores the tokenizer's SentencePiece model or WordPiece vocabulary (an
-        asset), not its path, so it loads in another folder or machine; a layer rebuilt from
-        its config alone gets its tokenizer from `load_assets`.
-        """
+    ASSET_NAME = "spm.model"
+    VOCAB_ASSET_NAME = "vocab.txt"
 
-        ASSET_NAME = "spm.model"
-        VOCAB_ASSET_NAME = "vocab.txt"
+    def __init__(
+        self,
+        spm_model_file=None,
+        do_lower_case=True,
+        max_seq_length=None,
+        vocab_file=None,
+        **kwargs,
+    ):
+        kwargs.update(trainable=False, dtype="string")  # a saved config carries both
+        super().__init__(**kwargs)
+        self.do_lower_case = do_lower_case
+        self.max_seq_length = max_seq_length
+        self.tokenizer = None
+        if spm_model_file is not None or vocab_file is not None:
+            self._use_model(spm_model_file, vocab_file)
 
-        def __init__(self, spm_model_file=None, do_lower_case=True, max_seq_length=None,
-                     vocab_file=None, **kwargs):
-            kwargs.update(trainable=False, dtype="string")  # a saved config carries both
-            super().__init__(**kwargs)
-            self.do_lower_case = do_lower_case
-            self.max_seq_length = max_seq_length
-            self.tokenizer = None
-            if spm_model_file is not None or vocab_file is not None:
-                self._use_model(spm_model_file, vocab_file)
+    def _use_model(self, spm_model_file=None, vocab_file=None):
+        self.tokenizer = make_graph_tokenizer(spm_model_file, vocab_file, self.do_lower_case)
 
-        def _use_model(self, spm_model_file=None, vocab_file=None):
-            self.tokenizer = make_graph_tokenizer(spm_model_file, vocab_file, self.do_lower_case)
+    @property
+    def wordpiece(self) -> bool:
+        return isinstance(self.tokenizer, GraphWordPieceTokenizer)
 
-        @property
-        def wordpiece(self) -> bool:
-            return isinstance(self.tokenizer, GraphWordPieceTokenizer)
+    def call(self, text_a, text_b=None):
+        """Tokenizes (and packs, when max_seq_length is set) one or two string tensors."""
+        if self.tokenizer is None:
+            raise ValueError(
+                f"GraphTokenizerLayer {self.name!r} has no tokenizer: pass "
+                "spm_model_file or vocab_file, or load it from a .keras file"
+            )
+        if self.max_seq_length is None:
+            return self.tokenizer.tokenize(text_a)
+        return self.tokenizer.encode(text_a, text_b, self.max_seq_length)
 
-        def call(self, text_a, text_b=None):
-            """Tokenizes (and packs, when max_seq_length is set) one or two string tensors."""
-            if self.tokenizer is None:
-                raise ValueError(f"GraphTokenizerLayer {self.name!r} has no tokenizer: pass "
-                                 "spm_model_file or vocab_file, or load it from a .keras file")
-            if self.max_seq_length is None:
-                return self.tokenizer.tokenize(text_a)
-            return self.tokenizer.encode(text_a, text_b, self.max_seq_length)
+    def compute_output_spec(self, text_a, text_b=None):
+        """Output shapes without the model (a functional model is rebuilt before its
+        assets load): ragged int32 ids [..., (pieces)], or a dict of int32 [..., length]."""
+        shape = tuple(text_a.shape)
+        if self.max_seq_length is None:
+            return keras.KerasTensor(shape + (None,), "int32", ragged=True)
+        return {
+            name: keras.KerasTensor(shape + (self.max_seq_length,), "int32")
+            for name in ("input_ids", "input_mask", "segment_ids")
+        }
 
-        def compute_output_spec(self, text_a, text_b=None):
-            """Output shapes without the model (a functional model is rebuilt before its
-            assets load): ragged int32 ids [..., (pieces)], or a dict of int32 [..., length]."""
-            shape = tuple(text_a.shape)
-            if self.max_seq_length is None:
-                return keras.KerasTensor(shape + (None,), "int32", ragged=True)
-            return {name: keras.KerasTensor(shape + (self.max_seq_length,), "int32")
-                    for name in ("input_ids", "input_mask", "segment_ids")}
+    def get_config(self):
+        """Constructor arguments, for Keras serialisation (the model itself is an asset)."""
+        config = super().get_config()
+        config.update(do_lower_case=self.do_lower_case, max_seq_length=self.max_seq_length)
+        return config
 
-        def get_config(self):
-            """Constructor arguments, for Keras serialisation (the model itself is an asset)."""
-            config = super().get_config()
-            config.update(do_lower_case=self.do_lower_case, max_seq_length=self.max_seq_length)
-            return config
+    def save_assets(self, dir_path):
+        """Writes the SentencePiece model's bytes (or the WordPiece vocabulary) into the
+        saved file's assets."""
+        if self.tokenizer is None:
+            raise ValueError(f"GraphTokenizerLayer {self.name!r} has no tokenizer to save")
+        if self.wordpiece:
+            fileio.write_text(
+                fileio.join(dir_path, self.VOCAB_ASSET_NAME), self.tokenizer.vocab_text
+            )
+        else:
+            fileio.write_bytes(fileio.join(dir_path, self.ASSET_NAME), self.tokenizer.model_proto)
 
-        def save_assets(self, dir_path):
-            """Writes the SentencePiece model's bytes (or the WordPiece vocabulary) into the
-            saved file's assets."""
-            if self.tokenizer is None:
-                raise ValueError(f"GraphTokenizerLayer {self.name!r} has no tokenizer to save")
-            if self.wordpiece:
-                fileio.write_text(fileio.join(dir_path, self.VOCAB_ASSET_NAME),
-                                  self.tokenizer.vocab_text)
-            else:
-                fileio.write_bytes(fileio.join(dir_path, self.ASSET_NAME),
-                                   self.tokenizer.model_proto)
-
-        def load_assets(self, dir_path):
-            """Builds the tokenizer from the asset `save_assets` wrote."""
-            vocab = fileio.join(dir_path, self.VOCAB_ASSET_NAME)
-            if fileio.exists(vocab):
-                self._use_model(vocab_file=vocab)
-            else:
-                self._use_model(fileio.join(dir_path, self.ASSET_NAME))
+    def load_assets(self, dir_path):
+        """Builds the tokenizer from the asset `save_assets` wrote."""
+        vocab = fileio.join(dir_path, self.VOCAB_ASSET_NAME)
+        if fileio.exists(vocab):
+            self._use_model(vocab_file=vocab)
+        else:
+            self._use_model(fileio.join(dir_path, self.ASSET_NAME))

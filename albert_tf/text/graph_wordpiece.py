@@ -11,15 +11,16 @@ ideographs with tf-text's `regex_split_with_offsets`; the words go to tf-text's
 `FastWordpieceTokenizer` (greedy longest-match-first, as BERT's). Offsets of every piece in the
 original string come with `tokenize_with_offsets` (SQuAD answers).
 """
+
 from __future__ import annotations
 
 import tensorflow as tf
 import tensorflow_text as tf_text
 
 from albert_tf.text import codepoints
-from albert_tf.text.wordpiece import bert_codepoints
 from albert_tf.text.graph_text import PackingMixin, python_lower, python_normalize
 from albert_tf.text.tokenization import FullTokenizer
+from albert_tf.text.wordpiece import bert_codepoints
 
 __all__ = ["GraphWordPieceTokenizer"]
 
@@ -35,7 +36,8 @@ class GraphWordPieceTokenizer(PackingMixin, tf.Module):
 
     >>> import tempfile, os
     >>> vocab = os.path.join(tempfile.mkdtemp(), "vocab.txt")
-    >>> _ = open(vocab, "w").write("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\n[MASK]\\n中\\n文\\nhello\\n##s\\n!\\n")
+    >>> words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "中", "文", "hello", "##s", "!"]
+    >>> _ = open(vocab, "w").write("\\n".join(words) + "\\n")
     >>> tok = GraphWordPieceTokenizer(vocab)
     >>> tok.tokenize(["Hellos 中文!"]).to_list()
     [[7, 8, 5, 6, 9]]
@@ -54,8 +56,13 @@ class GraphWordPieceTokenizer(PackingMixin, tf.Module):
         self._piece_chars = tf.constant([len(t) - 2 * t.startswith("##") for t in tokens], tf.int64)
         unk = py.inv_vocab[py.unk_id]
         self._wordpiece = tf_text.FastWordpieceTokenizer(
-            vocab=tokens, suffix_indicator="##", unknown_token=unk, no_pretokenization=True,
-            max_bytes_per_word=4 * MAX_WORD_CHARS, token_out_type=tf.int64)
+            vocab=tokens,
+            suffix_indicator="##",
+            unknown_token=unk,
+            no_pretokenization=True,
+            max_bytes_per_word=4 * MAX_WORD_CHARS,
+            token_out_type=tf.int64,
+        )
         self._drop_re = _class("control")
         self._space_re = _class("whitespace")
         self._mn_re = _class("nonspacing")
@@ -96,12 +103,16 @@ class GraphWordPieceTokenizer(PackingMixin, tf.Module):
         pieces = self._word_pieces(words.flat_values)
         ids = words.with_flat_values(pieces).merge_dims(1, 2)
         unk = tf.equal(pieces.flat_values, self.unk_id)
-        word_len = tf.repeat(tf.strings.length(words.flat_values, unit="UTF8_CHAR"),
-                             pieces.row_lengths())
-        counts = tf.where(unk, tf.cast(word_len, tf.int64),
-                          tf.gather(self._piece_chars, pieces.flat_values))
-        return (tf.cast(ids, tf.int32).with_row_splits_dtype(tf.int64),
-                ids.with_flat_values(counts).with_row_splits_dtype(tf.int64))
+        word_len = tf.repeat(
+            tf.strings.length(words.flat_values, unit="UTF8_CHAR"), pieces.row_lengths()
+        )
+        counts = tf.where(
+            unk, tf.cast(word_len, tf.int64), tf.gather(self._piece_chars, pieces.flat_values)
+        )
+        return (
+            tf.cast(ids, tf.int32).with_row_splits_dtype(tf.int64),
+            ids.with_flat_values(counts).with_row_splits_dtype(tf.int64),
+        )
 
     __call__ = tokenize
 
@@ -113,8 +124,10 @@ class GraphWordPieceTokenizer(PackingMixin, tf.Module):
         keep = tf.repeat(~long, pieces.row_lengths())
         kept = tf.RaggedTensor.from_row_lengths(
             tf.boolean_mask(pieces.values, keep),
-            tf.where(long, tf.zeros_like(pieces.row_lengths()), pieces.row_lengths()))
+            tf.where(long, tf.zeros_like(pieces.row_lengths()), pieces.row_lengths()),
+        )
         unk = tf.RaggedTensor.from_row_lengths(
             tf.fill([tf.reduce_sum(tf.cast(long, tf.int64))], tf.constant(self.unk_id, tf.int64)),
-            tf.cast(long, tf.int64))
+            tf.cast(long, tf.int64),
+        )
         return tf.concat([kept, unk], axis=1)

@@ -6,6 +6,7 @@ RACE layout) and span extraction (the first window of question + context). Each 
 keras-hub's preprocessors are, `layer(x, y=None, sample_weight=None)`, so `ds.map(layer)` works
 on a tf.data of strings or of (strings, labels); given only x it returns the features.
 """
+
 from __future__ import annotations
 
 import keras
@@ -14,8 +15,14 @@ import tensorflow as tf
 
 from albert_tf.text.graph_tokenizer import GraphTokenizerLayer
 
-__all__ = ["AlbertTextPreprocessor", "AlbertMultipleChoicePreprocessor",
-           "AlbertSpanPreprocessor", "choice_texts_graph", "keep_first", "keep_last"]
+__all__ = [
+    "AlbertTextPreprocessor",
+    "AlbertMultipleChoicePreprocessor",
+    "AlbertSpanPreprocessor",
+    "choice_texts_graph",
+    "keep_first",
+    "keep_last",
+]
 
 
 def _strings(x, what):
@@ -64,7 +71,8 @@ def choice_texts_graph(questions, options):
     fill = tf.gather(options, parts.value_rowids())
     suffix = tf.where(is_last.flat_values, tf.constant(""), fill)
     joined = tf.strings.reduce_join(
-        parts.with_flat_values(tf.strings.join([parts.flat_values, suffix])), axis=-1)
+        parts.with_flat_values(tf.strings.join([parts.flat_values, suffix])), axis=-1
+    )
     blank = tf.strings.regex_full_match(questions, "(?s).*_.*")
     return tf.where(blank, joined, tf.strings.join([questions, options], separator=" "))
 
@@ -73,8 +81,15 @@ class _Preprocessor(keras.layers.Layer):
     """Shared pieces: the tokenizer sublayer, the (x, y, sample_weight) calling convention and
     the config (the SentencePiece model or WordPiece vocabulary is the tokenizer's asset)."""
 
-    def __init__(self, spm_model_file=None, sequence_length=128, do_lower_case=True,
-                 tokenizer=None, vocab_file=None, **kwargs):
+    def __init__(
+        self,
+        spm_model_file=None,
+        sequence_length=128,
+        do_lower_case=True,
+        tokenizer=None,
+        vocab_file=None,
+        **kwargs,
+    ):
         # no autocast: float labels (multi-label y) pass through a string layer unchanged
         kwargs.update(trainable=False, dtype="string", autocast=False)
         super().__init__(**kwargs)
@@ -85,15 +100,18 @@ class _Preprocessor(keras.layers.Layer):
         if isinstance(tokenizer, dict):
             tokenizer = keras.saving.deserialize_keras_object(tokenizer)
         self.tokenizer = tokenizer or GraphTokenizerLayer(
-            spm_model_file, do_lower_case=do_lower_case, vocab_file=vocab_file, name="tokenizer")
+            spm_model_file, do_lower_case=do_lower_case, vocab_file=vocab_file, name="tokenizer"
+        )
         self.built = True
 
     @property
     def graph_tokenizer(self):
         """The in-graph tokenizer (ids, special ids; SentencePiece or WordPiece)."""
         if self.tokenizer.tokenizer is None:
-            raise ValueError(f"{type(self).__name__} {self.name!r} has no tokenizer: pass "
-                             "spm_model_file or vocab_file, or load it from a .keras file")
+            raise ValueError(
+                f"{type(self).__name__} {self.name!r} has no tokenizer: pass "
+                "spm_model_file or vocab_file, or load it from a .keras file"
+            )
         return self.tokenizer.tokenizer
 
     def _ids(self, strings):
@@ -117,8 +135,11 @@ class _Preprocessor(keras.layers.Layer):
     def get_config(self):
         """Constructor arguments, for Keras serialisation."""
         config = super().get_config()
-        config.update(sequence_length=self.sequence_length, do_lower_case=self.do_lower_case,
-                      tokenizer=keras.saving.serialize_keras_object(self.tokenizer))
+        config.update(
+            sequence_length=self.sequence_length,
+            do_lower_case=self.do_lower_case,
+            tokenizer=keras.saving.serialize_keras_object(self.tokenizer),
+        )
         return config
 
 
@@ -157,8 +178,15 @@ class AlbertMultipleChoicePreprocessor(_Preprocessor):
     x: a dict with `article`, `question`, `options`, or a tuple (article, question, options).
     """
 
-    def __init__(self, spm_model_file=None, sequence_length=512, do_lower_case=True,
-                 max_qa_length=128, num_choices=4, **kwargs):
+    def __init__(
+        self,
+        spm_model_file=None,
+        sequence_length=512,
+        do_lower_case=True,
+        max_qa_length=128,
+        num_choices=4,
+        **kwargs,
+    ):
         super().__init__(spm_model_file, sequence_length, do_lower_case, **kwargs)
         self.max_qa_length = int(max_qa_length)
         self.num_choices = int(num_choices)
@@ -167,8 +195,9 @@ class AlbertMultipleChoicePreprocessor(_Preprocessor):
         if isinstance(x, dict):
             x = (x["article"], x["question"], x["options"])
         if not isinstance(x, (tuple, list)) or len(x) != 3:
-            raise ValueError("multiple-choice input is (article, question, options) or a dict "
-                             "with those keys")
+            raise ValueError(
+                "multiple-choice input is (article, question, options) or a dict with those keys"
+            )
         article = _strings(x[0], "article")
         question = _strings(x[1], "question")
         options = _strings(x[2], "options")
@@ -209,12 +238,20 @@ class AlbertSpanPreprocessor(_Preprocessor):
     x: a dict with `question`, `context`, or a tuple (question, context).
     """
 
-    def __init__(self, spm_model_file=None, sequence_length=384, do_lower_case=True,
-                 max_query_length=64, **kwargs):
+    def __init__(
+        self,
+        spm_model_file=None,
+        sequence_length=384,
+        do_lower_case=True,
+        max_query_length=64,
+        **kwargs,
+    ):
         super().__init__(spm_model_file, sequence_length, do_lower_case, **kwargs)
         if sequence_length < max_query_length + 4:
-            raise ValueError(f"sequence_length {sequence_length} leaves no room for the context "
-                             f"after a {max_query_length}-token question and 3 special tokens")
+            raise ValueError(
+                f"sequence_length {sequence_length} leaves no room for the context "
+                f"after a {max_query_length}-token question and 3 special tokens"
+            )
         self.max_query_length = int(max_query_length)
 
     def features(self, x):

@@ -1,5 +1,6 @@
 """Google's ALBERT text normalisation (whitespace collapse, NFKD, no accents, lower) applied
 before SentencePiece, kept apart so every reader of raw text normalises the same way."""
+
 from __future__ import annotations
 
 import unicodedata

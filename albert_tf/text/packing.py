@@ -3,6 +3,7 @@
 Truncation is Google's: while the pair is too long, pop from the longer side (ties pop
 from B). The in-graph version computes the same final lengths in closed form.
 """
+
 from __future__ import annotations
 
 __all__ = ["truncate_seq_pair", "truncated_lengths", "pack_ids", "pack_ids_graph"]
@@ -36,8 +37,10 @@ def _check_length(max_seq_length: int, pair: bool) -> int:
     """The token budget left after [CLS]/[SEP]s; ValueError when there is none."""
     budget = max_seq_length - (3 if pair else 2)
     if budget < 0:
-        raise ValueError(f"max_seq_length={max_seq_length} is too small for "
-                         f"{'a pair' if pair else 'one segment'} with its special tokens")
+        raise ValueError(
+            f"max_seq_length={max_seq_length} is too small for "
+            f"{'a pair' if pair else 'one segment'} with its special tokens"
+        )
     return budget
 
 
@@ -60,14 +63,18 @@ def pack_ids(ids_a, ids_b, max_seq_length: int, cls_id: int, sep_id: int, pad_id
         segments += [1] * (lb + 1)
     n = len(ids)
     pad = max_seq_length - n
-    return {"input_ids": ids + [pad_id] * pad,
-            "input_mask": [1] * n + [0] * pad,
-            "segment_ids": segments + [0] * pad}
+    return {
+        "input_ids": ids + [pad_id] * pad,
+        "input_mask": [1] * n + [0] * pad,
+        "segment_ids": segments + [0] * pad,
+    }
 
 
 def _graph_lengths(len_a, len_b, budget):
     """truncated_lengths on int tensors."""
+    # deferred: keeps TensorFlow off this module's import
     import tensorflow as tf
+
     over = len_a + len_b > budget
     cut_a = tf.minimum(len_a, tf.maximum((budget + 1) // 2, budget - len_b))
     new_a = tf.where(over, cut_a, len_a)
@@ -75,11 +82,14 @@ def _graph_lengths(len_a, len_b, budget):
     return new_a, new_b
 
 
-def pack_ids_graph(ids_a, ids_b, max_seq_length: int, cls_id: int, sep_id: int,
-                   pad_id: int = 0) -> dict:
+def pack_ids_graph(
+    ids_a, ids_b, max_seq_length: int, cls_id: int, sep_id: int, pad_id: int = 0
+) -> dict:
     """pack_ids for a batch of ragged ids [batch, (len)]: int32 dense [batch, max_seq_length]
     tensors input_ids, input_mask, segment_ids, with the same truncation as pack_ids."""
+    # deferred: keeps TensorFlow off this module's import
     import tensorflow as tf
+
     pair = ids_b is not None
     budget = _check_length(max_seq_length, pair)
     ids_a = _as_ragged(ids_a)
@@ -103,14 +113,18 @@ def pack_ids_graph(ids_a, ids_b, max_seq_length: int, cls_id: int, sep_id: int,
     ids = tf.concat(parts, axis=1)
     segments = tf.concat(seg_parts, axis=1)
     shape = [None, max_seq_length]
-    return {"input_ids": ids.to_tensor(default_value=pad_id, shape=shape),
-            "input_mask": tf.ones_like(ids).to_tensor(default_value=0, shape=shape),
-            "segment_ids": segments.to_tensor(default_value=0, shape=shape)}
+    return {
+        "input_ids": ids.to_tensor(default_value=pad_id, shape=shape),
+        "input_mask": tf.ones_like(ids).to_tensor(default_value=0, shape=shape),
+        "segment_ids": segments.to_tensor(default_value=0, shape=shape),
+    }
 
 
 def _as_ragged(ids):
     """int32 ragged [batch, (len)] with int64 row splits, from ragged or dense input."""
+    # deferred: keeps TensorFlow off this module's import
     import tensorflow as tf
+
     if not isinstance(ids, tf.RaggedTensor):
         ids = tf.RaggedTensor.from_tensor(tf.convert_to_tensor(ids))
     if ids.ragged_rank != 1:
@@ -120,9 +134,12 @@ def _as_ragged(ids):
 
 def _head(rt, lengths):
     """The first lengths[i] values of each row of a ragged tensor."""
+    # deferred: keeps TensorFlow off this module's import
     import tensorflow as tf
+
     starts = rt.row_starts()
     lengths = tf.cast(lengths, starts.dtype)
     idx = tf.ragged.range(starts, starts + lengths)
     return tf.RaggedTensor.from_row_splits(
-        tf.gather(rt.flat_values, idx.flat_values), idx.row_splits, validate=False)
+        tf.gather(rt.flat_values, idx.flat_values), idx.row_splits, validate=False
+    )

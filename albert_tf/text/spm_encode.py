@@ -1,5 +1,6 @@
 """SentencePiece encoding as Google's encode_pieces/encode_ids, digit+"," fix-up included, with
 cached per-model tables so the common case stays a single C++ call."""
+
 from __future__ import annotations
 
 import operator
@@ -32,8 +33,10 @@ class SentencePieceTables:
         self.vocab = {p: i for i, p in enumerate(self.pieces)}
         self.unk_id = sp.unk_id()
         self.fix_pieces = {p: _reencode(sp, p) for p in self.pieces if _needs_comma_fix(p)}
-        self.fix_ids = {self.vocab[p]: [self.vocab.get(q, self.unk_id) for q in rep]
-                        for p, rep in self.fix_pieces.items()}
+        self.fix_ids = {
+            self.vocab[p]: [self.vocab.get(q, self.unk_id) for q in rep]
+            for p, rep in self.fix_pieces.items()
+        }
         # With "," a known piece no unknown piece (a run of unknown characters) can end in
         # ",", so only vocabulary pieces can need the fix-up; otherwise check every piece.
         self.generic = "," not in self.vocab
@@ -95,8 +98,13 @@ def _expand(items: list, table: dict) -> list:
 def _raw_pieces(sp, text: str, sample: bool) -> list:
     """SentencePiece's pieces (surface text for unknown pieces), optionally sampled."""
     if sample:
-        return sp.encode(text, out_type=str, enable_sampling=True,
-                         nbest_size=SAMPLE_NBEST_SIZE, alpha=SAMPLE_ALPHA)
+        return sp.encode(
+            text,
+            out_type=str,
+            enable_sampling=True,
+            nbest_size=SAMPLE_NBEST_SIZE,
+            alpha=SAMPLE_ALPHA,
+        )
     return sp.encode(text, out_type=str)
 
 

@@ -1,21 +1,29 @@
 """Tokenization exactly as Google's ALBERT: SentencePiece (with its comma-digit quirk) or WordPiece.
 
 `FullTokenizer` is Google's tokenizer class; the pieces it is built from live in their own
-modules (`normalization.preprocess_text`, `spm_encode`, `spm_train`, `wordpiece`). SentencePiece mode
+modules (`normalization.preprocess_text`, `spm_encode`, `spm_train`, `wordpiece`). SentencePiece
+mode
 reproduces what Google's `FullTokenizer(spm_model_file=...)` does, including the effective
 behaviour of its digit+"," fix-up (`spm_encode`). WordPiece mode (Google's Chinese releases) is
 BERT's basic tokenizer plus greedy "##" pieces (`wordpiece`).
 """
+
 from __future__ import annotations
 
 from typing import Sequence
 
 from albert_tf.text.normalization import convert_to_unicode, preprocess_text
 from albert_tf.text.spm_encode import (
-    fix_comma_ids, fix_comma_pieces, model_tables, encode_ids, encode_pieces)
+    encode_ids,
+    encode_pieces,
+    fix_comma_ids,
+    fix_comma_pieces,
+    model_tables,
+)
 from albert_tf.text.spm_train import CONTROL_SYMBOLS
 from albert_tf.text.vocab_files import load_sentencepiece, load_vocab
 from albert_tf.text.wordpiece import BasicTokenizer, WordpieceTokenizer
+
 
 class FullTokenizer:
     """Google's FullTokenizer: SentencePiece when spm_model_file is given, else WordPiece.
@@ -43,12 +51,14 @@ class FullTokenizer:
             self._unk_id = self.vocab.get("[UNK]", self.vocab.get("<unk>"))
             source = str(vocab_file)
         else:
-            raise ValueError("FullTokenizer needs spm_model_file= (SentencePiece) "
-                             "or vocab_file= (WordPiece)")
+            raise ValueError(
+                "FullTokenizer needs spm_model_file= (SentencePiece) or vocab_file= (WordPiece)"
+            )
         missing = [s for s in CONTROL_SYMBOLS if s not in self.vocab]
         if missing:
-            raise ValueError(f"{source} lacks the special tokens {' '.join(missing)} "
-                             "that ALBERT needs")
+            raise ValueError(
+                f"{source} lacks the special tokens {' '.join(missing)} that ALBERT needs"
+            )
 
     # ----- special ids (read from the model / vocabulary)
 
@@ -132,7 +142,9 @@ class FullTokenizer:
         texts = [convert_to_unicode(t) for t in texts]
         out = []
         for text, ids in zip(texts, self.sp_model.encode(texts)):
-            out.append(fix_comma_ids(info, ids) if unk not in ids else encode_ids(self.sp_model, text))
+            out.append(
+                fix_comma_ids(info, ids) if unk not in ids else encode_ids(self.sp_model, text)
+            )
         return out
 
     def convert_tokens_to_ids(self, tokens) -> list:

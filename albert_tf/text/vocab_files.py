@@ -1,5 +1,6 @@
 """Reading tokenizer files (SentencePiece models, WordPiece vocabularies), local or gs://, with
 one-line errors that say what kind of file was passed instead."""
+
 from __future__ import annotations
 
 import sentencepiece as spm
@@ -21,12 +22,12 @@ def _describe_text_file(data: bytes) -> str | None:
         text = data[:65536].decode("utf-8")
     except UnicodeDecodeError:
         return None
-    lines = [l for l in text.splitlines() if l.strip()]
+    lines = [ln for ln in text.splitlines() if ln.strip()]
     if not lines:
         return "an empty or whitespace-only text file"
-    if all("\t" in l for l in lines[:50]):
+    if all("\t" in ln for ln in lines[:50]):
         return "a SentencePiece .vocab text file (pass the .model file next to it)"
-    if any(l.strip() in ("[PAD]", "[UNK]", "[CLS]") for l in lines[:1000]):
+    if any(ln.strip() in ("[PAD]", "[UNK]", "[CLS]") for ln in lines[:1000]):
         return "a WordPiece vocabulary text file (pass it as vocab_file=, not spm_model_file=)"
     return "a text file, not a SentencePiece model"
 
@@ -41,8 +42,9 @@ def load_sentencepiece(path: str):
         return spm.SentencePieceProcessor(model_proto=data)
     except (RuntimeError, OSError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ValueError(f"{path} is not a valid SentencePiece model (corrupt or truncated): "
-                         f"{first}") from None
+        raise ValueError(
+            f"{path} is not a valid SentencePiece model (corrupt or truncated): {first}"
+        ) from None
 
 
 def load_vocab(vocab_file: str) -> dict:

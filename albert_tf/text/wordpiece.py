@@ -1,5 +1,6 @@
 """BERT's WordPiece tokenization (basic tokenizer + greedy "##" pieces), used by Google's
 Chinese ALBERT releases instead of SentencePiece."""
+
 from __future__ import annotations
 
 import functools
@@ -28,8 +29,16 @@ def _is_punctuation(ch: str) -> bool:
     return unicodedata.category(ch).startswith("P")
 
 
-_CJK_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
-               (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
+_CJK_RANGES = (
+    (0x4E00, 0x9FFF),
+    (0x3400, 0x4DBF),
+    (0x20000, 0x2A6DF),
+    (0x2A700, 0x2B73F),
+    (0x2B740, 0x2B81F),
+    (0x2B820, 0x2CEAF),
+    (0xF900, 0xFAFF),
+    (0x2F800, 0x2FA1F),
+)
 
 
 def _is_cjk(cp: int) -> bool:
@@ -42,11 +51,13 @@ def bert_codepoints(kind: str) -> tuple:
     """Codepoints of BERT's BasicTokenizer classes (Google's tokenization.py, by Python's
     unicodedata): "control" (dropped), "whitespace" (→ " "), "punctuation" (a token each),
     "cjk" (a token each), "nonspacing" (category Mn, dropped after NFD when lowercasing)."""
-    test = {"control": lambda ch: ch in "\x00\ufffd" or is_control(ch),
-            "whitespace": is_whitespace,
-            "punctuation": _is_punctuation,
-            "cjk": lambda ch: _is_cjk(ord(ch)),
-            "nonspacing": lambda ch: unicodedata.category(ch) == "Mn"}[kind]
+    test = {
+        "control": lambda ch: ch in "\x00\ufffd" or is_control(ch),
+        "whitespace": is_whitespace,
+        "punctuation": _is_punctuation,
+        "cjk": lambda ch: _is_cjk(ord(ch)),
+        "nonspacing": lambda ch: unicodedata.category(ch) == "Mn",
+    }[kind]
     return tuple(cp for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF and test(chr(cp)))
 
 

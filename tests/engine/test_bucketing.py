@@ -1,6 +1,7 @@
 """Length bucketing of training batches: fixed batch size, shapes from the fixed bucket set, no
 real token cut, every record once per window, and an order that is a pure function of
 (seed, position) so resuming by skipping batches is exact."""
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -10,8 +11,12 @@ from albert_tf.engine.finetuning import bucket_by_length, predict_records, recor
 from albert_tf.engine.records import decode, write_records
 
 L = 128
-SPEC = {"input_ids": ("int64", L), "input_mask": ("int64", L), "uid": ("int64", 1),
-        "length": ("int64", 1)}
+SPEC = {
+    "input_ids": ("int64", L),
+    "input_mask": ("int64", L),
+    "uid": ("int64", 1),
+    "length": ("int64", 1),
+}
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +29,9 @@ def records(tmp_path_factory):
         n = int(rng.integers(3, L + 1))
         ids = np.zeros(L, np.int64)
         ids[:n] = rng.integers(5, 30, n)
-        rows.append({"input_ids": ids, "input_mask": (ids > 0).astype(np.int64), "uid": i, "length": n})
+        rows.append(
+            {"input_ids": ids, "input_mask": (ids > 0).astype(np.int64), "uid": i, "length": n}
+        )
     write_records(path, rows, SPEC)
     return str(path)
 
@@ -66,7 +73,7 @@ def test_training_order_is_deterministic_and_a_window_uses_each_record_once(reco
     first, again = _batches(records, 40), _batches(records, 40)
     for a, b in zip(first, again):
         np.testing.assert_array_equal(a["uid"], b["uid"])
-    window = np.concatenate([b["uid"][:, 0] for b in first[:bucketing.WINDOW_BATCHES]])
+    window = np.concatenate([b["uid"][:, 0] for b in first[: bucketing.WINDOW_BATCHES]])
     assert len(set(window)) == len(window) == bucketing.WINDOW_BATCHES * 4
     other = _batches(records, 16, seed=8)
     assert any((a["uid"] != b["uid"]).any() for a, b in zip(first, other))
@@ -81,8 +88,9 @@ def test_skipping_batches_resumes_exactly(records):
 
 
 def test_replicas_of_one_step_share_a_bucket(records):
-    ctx = tf.distribute.InputContext(num_input_pipelines=1, input_pipeline_id=0,
-                                     num_replicas_in_sync=2)
+    ctx = tf.distribute.InputContext(
+        num_input_pipelines=1, input_pipeline_id=0, num_replicas_in_sync=2
+    )
     batches = _batches(records, 32, ctx=ctx, batch=2)
     widths = [b["input_ids"].shape[1] for b in batches]
     assert widths[0::2] == widths[1::2]
@@ -92,8 +100,9 @@ def test_replicas_of_one_step_share_a_bucket(records):
 def test_one_bucket_or_several_pipelines_keep_googles_batches(records):
     ds = records_dataset(records, SPEC, 4, True, seed=7)
     assert all(b["input_ids"].shape == (4, L) for b in ds.take(3))
-    ctx = tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=0,
-                                     num_replicas_in_sync=2)
+    ctx = tf.distribute.InputContext(
+        num_input_pipelines=2, input_pipeline_id=0, num_replicas_in_sync=2
+    )
     assert all(b["input_ids"].shape[1] == L for b in _batches(records, 3, ctx=ctx))
 
 
@@ -105,7 +114,13 @@ def test_eval_plan_covers_every_record_once_in_whole_batches():
     for length, batch, m in plan:
         assert len(m) % batch == 0 and all(lengths[i] <= length for i in m if i >= 0)
     assert [(b, sorted(m[m >= 0])) for b, _, m in plan] == [
-        (16, [0, 4, 9]), (32, [7, 8, 10]), (48, [1, 2]), (64, [5]), (96, [6]), (128, [3, 11])]
+        (16, [0, 4, 9]),
+        (32, [7, 8, 10]),
+        (48, [1, 2]),
+        (64, [5]),
+        (96, [6]),
+        (128, [3, 11]),
+    ]
     assert [batch for _, batch, _ in plan] == [4] * 6  # one batch of 4 holds each bucket
 
 
@@ -123,6 +138,7 @@ def test_eval_batches_hold_the_positions_of_batch_size_records_at_max_length():
 class Echo(tf.keras.Model):
     """Each record's uid, the sum of its ids and its ids doubled per token; remembers the datasets
     it predicts."""
+
     datasets: list = []
 
     def predict(self, x, **kwargs):
@@ -140,9 +156,13 @@ def test_bucketed_prediction_reads_the_file_once_and_equals_fixed(records, monke
         fixed = predict_records(model, records, SPEC, 300, 8, seq_length=L)
     lengths = _lengths(records)
     opened, reader = [], tf.data.TFRecordDataset
-    monkeypatch.setattr(tf.data, "TFRecordDataset", lambda *a, **k: opened.append(a) or reader(*a, **k))
+    monkeypatch.setattr(
+        tf.data, "TFRecordDataset", lambda *a, **k: opened.append(a) or reader(*a, **k)
+    )
     Echo.datasets.clear()
-    bucketed = predict_records(model, records, SPEC, 300, 8, seq_length=L, token_outputs=("tokens",))
+    bucketed = predict_records(
+        model, records, SPEC, 300, 8, seq_length=L, token_outputs=("tokens",)
+    )
     assert len(opened) == 1  # one pass over the file, whatever the number of buckets
     assert len(Echo.datasets) >= 3  # one predict per bucket used
     off = tf.data.experimental.AutoShardPolicy.OFF  # every worker predicts every record
@@ -171,10 +191,20 @@ def test_bucketed_run_under_mirrored_evaluates_as_fixed_length(fixtures_dir, dat
     import pathlib
     import subprocess
     import sys
+
     root = os.fspath(pathlib.Path(__file__).resolve().parents[2])
-    r = subprocess.run([sys.executable, os.path.join(root, "tests", "scripts", "bucketed_mirrored.py"),
-                        str(fixtures_dir), str(data_dir)], capture_output=True, text=True,
-                       timeout=600, cwd=root)
+    r = subprocess.run(
+        [
+            sys.executable,
+            os.path.join(root, "tests", "scripts", "bucketed_mirrored.py"),
+            str(fixtures_dir),
+            str(data_dir),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=root,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["bucketed"].keys() == out["fixed"].keys() and "matthews_corrcoef" in out["fixed"]
@@ -187,20 +217,30 @@ def test_bucketed_resume_equals_unbroken_run(fixtures_dir, data_dir, tmp_path):
     ckpt-4 where an unbroken one ends."""
     import os
     import shutil
+
     from albert_tf import AlbertConfig
     from albert_tf.engine.finetuning import FineTuningOptions
     from albert_tf.tasks.glue.task import GlueTask, run_glue
     from albert_tf.text.encoding import TextEncoder
+
     encoder = TextEncoder.from_files(str(fixtures_dir / "spm.model"), do_lower_case=True)
     task = GlueTask("cola", str(data_dir), encoder, 64, str(tmp_path / "cache"))
     config = AlbertConfig.from_json_file(fixtures_dir / "albert_tiny" / "albert_config.json")
 
     def run(out):
-        opts = FineTuningOptions(output_dir=str(out), train_batch_size=8, train_step=4,
-                                 warmup_step=1, save_checkpoints_steps=2, learning_rate=1e-3,
-                                 seed=3, verbose=0,
-                                 init_checkpoint=str(fixtures_dir / "albert_tiny" / "model.ckpt-best"))
+        opts = FineTuningOptions(
+            output_dir=str(out),
+            train_batch_size=8,
+            train_step=4,
+            warmup_step=1,
+            save_checkpoints_steps=2,
+            learning_rate=1e-3,
+            seed=3,
+            verbose=0,
+            init_checkpoint=str(fixtures_dir / "albert_tiny" / "model.ckpt-best"),
+        )
         run_glue(config, task, opts, do_train=True)
+
     run(tmp_path / "a")
     shutil.copytree(tmp_path / "a", tmp_path / "b")
     for f in os.listdir(tmp_path / "b"):

@@ -1,4 +1,5 @@
 """tf.distribute: mirrored = one device, multi-worker agreement, XLA, bf16, clear TPU errors."""
+
 import json
 import os
 import pathlib
@@ -8,9 +9,9 @@ import socket
 import subprocess
 import sys
 
+import keras
 import numpy as np
 import pytest
-import keras
 
 from albert_tf import AlbertConfig
 from albert_tf.engine import distribute
@@ -28,8 +29,14 @@ HANG_TIMEOUT = 1800
 
 def _run(args, cpu_seconds=300, env=None):
     """Run a Python script in a fresh process, killed after cpu_seconds of CPU time."""
-    r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "cpu_limited.py"), str(cpu_seconds),
-                        *args], capture_output=True, text=True, timeout=HANG_TIMEOUT, env=env, cwd=ROOT)
+    r = subprocess.run(
+        [sys.executable, os.path.join(SCRIPTS, "cpu_limited.py"), str(cpu_seconds), *args],
+        capture_output=True,
+        text=True,
+        timeout=HANG_TIMEOUT,
+        env=env,
+        cwd=ROOT,
+    )
     assert r.returncode != -signal.SIGXCPU, f"{args[0]} used more than {cpu_seconds} CPU seconds"
     return r
 
@@ -60,11 +67,25 @@ def run_two_workers(argv, tmp_path, timeout=420):
     procs = []
     try:
         for index in range(2):
-            env = dict(os.environ, TF_CONFIG=json.dumps({"cluster": cluster,
-                                                         "task": {"type": "worker", "index": index}}))
+            env = dict(
+                os.environ,
+                TF_CONFIG=json.dumps(
+                    {"cluster": cluster, "task": {"type": "worker", "index": index}}
+                ),
+            )
             log = open(tmp_path / f"worker{index}.log", "w")
-            procs.append((subprocess.Popen([sys.executable, *argv], stdout=log, stderr=subprocess.STDOUT,
-                                           env=env, cwd=ROOT), log))
+            procs.append(
+                (
+                    subprocess.Popen(
+                        [sys.executable, *argv],
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        env=env,
+                        cwd=ROOT,
+                    ),
+                    log,
+                )
+            )
         codes = [p.wait(timeout=timeout) for p, _ in procs]
     finally:
         for p, log in procs:
@@ -84,12 +105,22 @@ def fingerprint(log):
 
 def pretraining_argv(fixtures_dir, out, *extra):
     """run_pretraining.py under MultiWorkerMirrored on the tiny fixture, 4 steps, plus `extra`."""
-    return [os.path.join(ROOT, "run_pretraining.py"), "--strategy_type=multi_worker_mirrored",
-            f"--albert_config_file={fixtures_dir / 'albert_tiny' / 'albert_config.json'}",
-            f"--input_file={fixtures_dir / 'pretraining.tfrecord'}", f"--output_dir={out}",
-            "--max_seq_length=64", "--max_predictions_per_seq=10", "--train_batch_size=8",
-            "--num_train_steps=4", "--num_warmup_steps=1", "--save_checkpoints_steps=4",
-            "--learning_rate=1e-3", "--seed=3", *extra]
+    return [
+        os.path.join(ROOT, "run_pretraining.py"),
+        "--strategy_type=multi_worker_mirrored",
+        f"--albert_config_file={fixtures_dir / 'albert_tiny' / 'albert_config.json'}",
+        f"--input_file={fixtures_dir / 'pretraining.tfrecord'}",
+        f"--output_dir={out}",
+        "--max_seq_length=64",
+        "--max_predictions_per_seq=10",
+        "--train_batch_size=8",
+        "--num_train_steps=4",
+        "--num_warmup_steps=1",
+        "--save_checkpoints_steps=4",
+        "--learning_rate=1e-3",
+        "--seed=3",
+        *extra,
+    ]
 
 
 def test_multi_worker_pretraining(fixtures_dir, tmp_path):
@@ -107,11 +138,23 @@ def test_multi_worker_pretraining(fixtures_dir, tmp_path):
 def test_multi_worker_classifier(fixtures_dir, data_dir, tmp_path):
     out = tmp_path / "out"
     tiny = fixtures_dir / "albert_tiny"
-    argv = [os.path.join(ROOT, "run_classifier.py"), "--strategy_type=multi_worker_mirrored",
-            "--task_name=mrpc", f"--data_dir={data_dir}", f"--albert_config_file={tiny / 'albert_config.json'}",
-            f"--init_checkpoint={tiny / 'model.ckpt-best'}", f"--spm_model_file={fixtures_dir / 'spm.model'}",
-            f"--output_dir={out}", "--max_seq_length=32", "--train_batch_size=8", "--train_step=4",
-            "--warmup_step=1", "--save_checkpoints_steps=4", "--do_train", "--learning_rate=1e-4"]
+    argv = [
+        os.path.join(ROOT, "run_classifier.py"),
+        "--strategy_type=multi_worker_mirrored",
+        "--task_name=mrpc",
+        f"--data_dir={data_dir}",
+        f"--albert_config_file={tiny / 'albert_config.json'}",
+        f"--init_checkpoint={tiny / 'model.ckpt-best'}",
+        f"--spm_model_file={fixtures_dir / 'spm.model'}",
+        f"--output_dir={out}",
+        "--max_seq_length=32",
+        "--train_batch_size=8",
+        "--train_step=4",
+        "--warmup_step=1",
+        "--save_checkpoints_steps=4",
+        "--do_train",
+        "--learning_rate=1e-4",
+    ]
     codes, logs = run_two_workers(argv, tmp_path)
     assert codes == [0, 0], logs[0][-2000:] + logs[1][-2000:]
     assert fingerprint(logs[0]) == fingerprint(logs[1])
@@ -121,10 +164,16 @@ def test_multi_worker_classifier(fixtures_dir, data_dir, tmp_path):
 def test_tpu_without_tpu_fails_with_one_clear_message(fixtures_dir, tmp_path):
     with pytest.raises(ValueError, match="needs a reachable TPU"):
         distribute.get_strategy(use_tpu=True)
-    r = _run([os.path.join(ROOT, "run_pretraining.py"), "--use_tpu",
-              f"--albert_config_file={fixtures_dir / 'albert_tiny' / 'albert_config.json'}",
-              f"--input_file={fixtures_dir / 'pretraining.tfrecord'}", f"--output_dir={tmp_path}"],
-             cpu_seconds=120)
+    r = _run(
+        [
+            os.path.join(ROOT, "run_pretraining.py"),
+            "--use_tpu",
+            f"--albert_config_file={fixtures_dir / 'albert_tiny' / 'albert_config.json'}",
+            f"--input_file={fixtures_dir / 'pretraining.tfrecord'}",
+            f"--output_dir={tmp_path}",
+        ],
+        cpu_seconds=120,
+    )
     assert r.returncode != 0
     assert "needs a reachable TPU" in r.stderr
 
@@ -132,25 +181,47 @@ def test_tpu_without_tpu_fails_with_one_clear_message(fixtures_dir, tmp_path):
 def test_batch_must_divide_replicas_and_chief_rules(monkeypatch):
     class Fake:
         num_replicas_in_sync = 3
+
     with pytest.raises(ValueError, match="batch size 8 is not divisible by the 3 replicas"):
         distribute.per_replica_batch_size(8, Fake())
     cluster = {"worker": ["a:1", "b:2"]}
-    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": cluster, "task": {"type": "worker", "index": 1}}))
+    monkeypatch.setenv(
+        "TF_CONFIG", json.dumps({"cluster": cluster, "task": {"type": "worker", "index": 1}})
+    )
     assert not distribute.is_chief()
-    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": cluster, "task": {"type": "worker", "index": 0}}))
+    monkeypatch.setenv(
+        "TF_CONFIG", json.dumps({"cluster": cluster, "task": {"type": "worker", "index": 0}})
+    )
     assert distribute.is_chief()
-    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": {**cluster, "chief": ["c:3"]},
-                                                "task": {"type": "worker", "index": 0}}))
+    monkeypatch.setenv(
+        "TF_CONFIG",
+        json.dumps(
+            {"cluster": {**cluster, "chief": ["c:3"]}, "task": {"type": "worker", "index": 0}}
+        ),
+    )
     assert not distribute.is_chief()
 
 
 def _opts(fixtures_dir, out, **kw):
-    base = dict(input_file=str(fixtures_dir / "pretraining.tfrecord"), output_dir=str(out),
-                init_checkpoint=str(fixtures_dir / "albert_tiny" / "model.ckpt-best"),
-                max_seq_length=64, max_predictions_per_seq=10, train_batch_size=8, eval_batch_size=8,
-                num_train_steps=4, num_warmup_steps=1, save_checkpoints_steps=4,
-                iterations_per_loop=2, max_eval_steps=2, learning_rate=1e-3, optimizer="lamb",
-                seed=5, verbose=0, do_eval=True)
+    base = dict(
+        input_file=str(fixtures_dir / "pretraining.tfrecord"),
+        output_dir=str(out),
+        init_checkpoint=str(fixtures_dir / "albert_tiny" / "model.ckpt-best"),
+        max_seq_length=64,
+        max_predictions_per_seq=10,
+        train_batch_size=8,
+        eval_batch_size=8,
+        num_train_steps=4,
+        num_warmup_steps=1,
+        save_checkpoints_steps=4,
+        iterations_per_loop=2,
+        max_eval_steps=2,
+        learning_rate=1e-3,
+        optimizer="lamb",
+        seed=5,
+        verbose=0,
+        do_eval=True,
+    )
     base.update(kw)
     return PretrainingOptions(**base)
 
@@ -177,17 +248,32 @@ def test_bfloat16_loss_close_to_float32(fixtures_dir, tmp_path):
     assert keras.mixed_precision.global_policy().name == "float32"
 
 
-@pytest.mark.parametrize("max_eval_steps,batches", [
-    (1, 1), (2, 2),
-    pytest.param(5, 2, marks=pytest.mark.xfail(strict=True, reason=(
-        "known bug, not fixed: asked for more steps than the file has, Keras still runs past "
-        "the end of the unknown-cardinality eval dataset and counts a batch twice")))])
+@pytest.mark.parametrize(
+    "max_eval_steps,batches",
+    [
+        (1, 1),
+        (2, 2),
+        pytest.param(
+            5,
+            2,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=(
+                    "known bug, not fixed: asked for more steps than the file has, Keras still "
+                    "runs past the end of the unknown-cardinality eval dataset and counts a batch "
+                    "twice"
+                ),
+            ),
+        ),
+    ],
+)
 def test_eval_counts_each_batch_once(fixtures_dir, tmp_path, max_eval_steps, batches):
     """The eval reads min(max_eval_steps, batches in the file) batches, each once: without
     steps= Keras ran a step past the end of the (unknown-cardinality) dataset that counted a
     batch again, and under MirroredStrategy how much of it depended on timing."""
     from albert_tf.modeling.albert_model import AlbertPretrainer
     from albert_tf.pretraining.pretrain import make_evaluate_fn
+
     config = AlbertConfig.from_json_file(fixtures_dir / "albert_tiny" / "albert_config.json")
     opts = _opts(fixtures_dir, tmp_path, eval_batch_size=16, max_eval_steps=max_eval_steps)
     strategy = distribute.get_strategy("one_device")

@@ -1,5 +1,7 @@
 """The engine's reliability: every do_train/do_eval/do_predict combination, resume, the
-output_dir lock, the stop on a non-finite loss, and TensorBoard scalars at any iterations_per_loop."""
+output_dir lock, the stop on a non-finite loss, and TensorBoard scalars at any
+iterations_per_loop."""
+
 import itertools
 import json
 import os
@@ -12,12 +14,12 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertConfig
+from albert_tf.core.errors import TrainingError
+from albert_tf.engine.callbacks import NonFiniteLossError
+from albert_tf.engine.finetuning import FineTuningOptions
+from albert_tf.engine.run_lock import LOCK_FILE, OutputDirLockedError
 from albert_tf.tasks.glue.task import GlueTask, run_glue
 from albert_tf.text.encoding import TextEncoder
-from albert_tf.core.errors import TrainingError
-from albert_tf.engine.finetuning import FineTuningOptions
-from albert_tf.engine.callbacks import NonFiniteLossError
-from albert_tf.engine.run_lock import LOCK_FILE, OutputDirLockedError
 
 COMBINATIONS = [c for c in itertools.product([False, True], repeat=3) if any(c)]
 
@@ -31,10 +33,21 @@ def glue(fixtures_dir, data_dir, tmp_path_factory):
 
 
 def _opts(fixtures_dir, out, **kw):
-    base = dict(output_dir=str(out), init_checkpoint=str(fixtures_dir / "albert_tiny" / "model.ckpt-best"),
-                train_batch_size=8, eval_batch_size=8, predict_batch_size=8, train_step=4,
-                warmup_step=1, save_checkpoints_steps=2, iterations_per_loop=2,
-                learning_rate=1e-3, seed=3, verbose=0, log_every_steps=1)
+    base = dict(
+        output_dir=str(out),
+        init_checkpoint=str(fixtures_dir / "albert_tiny" / "model.ckpt-best"),
+        train_batch_size=8,
+        eval_batch_size=8,
+        predict_batch_size=8,
+        train_step=4,
+        warmup_step=1,
+        save_checkpoints_steps=2,
+        iterations_per_loop=2,
+        learning_rate=1e-3,
+        seed=3,
+        verbose=0,
+        log_every_steps=1,
+    )
     base.update(kw)
     return FineTuningOptions(**base)
 
@@ -47,8 +60,14 @@ def test_every_flag_combination(glue, fixtures_dir, tmp_path, do_train, do_eval,
     out = tmp_path / "out"
     if not do_train:  # a previous training run without eval leaves only object checkpoints
         run_glue(config, task, _opts(fixtures_dir, out), do_train=True)
-    results = run_glue(config, task, _opts(fixtures_dir, out), do_train=do_train, do_eval=do_eval,
-                       do_predict=do_predict)
+    results = run_glue(
+        config,
+        task,
+        _opts(fixtures_dir, out),
+        do_train=do_train,
+        do_eval=do_eval,
+        do_predict=do_predict,
+    )
     assert ("accuracy" in results) == do_eval
     if do_predict:
         assert (out / "MRPC.tsv").exists() and (out / "test_results.tsv").exists()
@@ -61,13 +80,17 @@ def test_resume_equals_unbroken_run(glue, fixtures_dir, tmp_path):
     """A run restarted from its step-2 checkpoint ends bit for bit where an unbroken run ends
     (the consumed batches skipped, the dropout seed state restored)."""
     config, task = glue
-    run_glue(config, task, _opts(fixtures_dir, tmp_path / "a", iterations_per_loop=1), do_train=True)
+    run_glue(
+        config, task, _opts(fixtures_dir, tmp_path / "a", iterations_per_loop=1), do_train=True
+    )
     shutil.copytree(tmp_path / "a", tmp_path / "b")
     for f in os.listdir(tmp_path / "b"):
         if f.startswith(("ckpt-4", "checkpoint")):
             os.remove(tmp_path / "b" / f)
     tf.compat.v1.train.update_checkpoint_state(str(tmp_path / "b"), "ckpt-2", ["ckpt-2"])
-    run_glue(config, task, _opts(fixtures_dir, tmp_path / "b", iterations_per_loop=1), do_train=True)
+    run_glue(
+        config, task, _opts(fixtures_dir, tmp_path / "b", iterations_per_loop=1), do_train=True
+    )
     a, b = (tf.train.load_checkpoint(str(tmp_path / d / "ckpt-4")) for d in "ab")
     names = [n for n in a.get_variable_to_shape_map() if "CHECKPOINTABLE" not in n]
     assert any("seed_states" in n for n in names) and len(names) > 50
@@ -78,8 +101,12 @@ def test_resume_equals_unbroken_run(glue, fixtures_dir, tmp_path):
 def test_iterations_per_loop_does_not_change_training(glue, fixtures_dir, tmp_path):
     config, task = glue
     for ipl in (1, 2):
-        run_glue(config, task, _opts(fixtures_dir, tmp_path / str(ipl), iterations_per_loop=ipl),
-                 do_train=True)
+        run_glue(
+            config,
+            task,
+            _opts(fixtures_dir, tmp_path / str(ipl), iterations_per_loop=ipl),
+            do_train=True,
+        )
     a, b = (tf.train.load_checkpoint(str(tmp_path / d / "ckpt-4")) for d in "12")
     for n in a.get_variable_to_shape_map():
         if "CHECKPOINTABLE" not in n:
@@ -106,15 +133,27 @@ def test_live_lock_refuses_and_stale_lock_is_taken_over(glue, fixtures_dir, tmp_
 
 
 @pytest.mark.parametrize("ipl", [1, 2])
-def test_non_finite_loss_stops_at_its_step_and_keeps_the_last_good_checkpoint(glue, fixtures_dir,
-                                                                               tmp_path, ipl):
+def test_non_finite_loss_stops_at_its_step_and_keeps_the_last_good_checkpoint(
+    glue, fixtures_dir, tmp_path, ipl
+):
     config, task = glue
     out = tmp_path / "out"
     run_glue(config, task, _opts(fixtures_dir, out, train_step=2), do_train=True)
     # resumed at step 2 towards 6 with a learning rate that overflows the weights at step 3
     with pytest.raises(NonFiniteLossError) as err:
-        run_glue(config, task, _opts(fixtures_dir, out, train_step=6, learning_rate=1e38,
-                                     warmup_step=0, iterations_per_loop=ipl), do_train=True)
+        run_glue(
+            config,
+            task,
+            _opts(
+                fixtures_dir,
+                out,
+                train_step=6,
+                learning_rate=1e38,
+                warmup_step=0,
+                iterations_per_loop=ipl,
+            ),
+            do_train=True,
+        )
     message = str(err.value)
     assert "non-finite training loss" in message and "\n" not in message
     assert "at step 4" in message, message  # step 3 overflows the weights, step 4 the loss
@@ -138,8 +177,13 @@ def _scalars(folder):
 def test_tensorboard_scalars_at_any_iterations_per_loop(glue, fixtures_dir, tmp_path, ipl):
     config, task = glue
     out = tmp_path / "out"
-    run_glue(config, task, _opts(fixtures_dir, out, iterations_per_loop=ipl, log_every_steps=2),
-             do_train=True, do_eval=True)
+    run_glue(
+        config,
+        task,
+        _opts(fixtures_dir, out, iterations_per_loop=ipl, log_every_steps=2),
+        do_train=True,
+        do_eval=True,
+    )
     train = _scalars(out / "train")
     for tag in ("loss", "learning_rate", "steps_per_second", "examples_per_second"):
         assert train.get(tag) == [2, 4], (tag, train)
@@ -167,6 +211,7 @@ def test_seeded_training_order_is_a_function_of_seed_and_position(split_pretrain
     permutation."""
     from albert_tf.engine.records import shuffled_epochs
     from albert_tf.pretraining.input import pretraining_dataset
+
     ds = shuffled_epochs(tf.data.Dataset.range(10), 100, seed=7).batch(5).prefetch(4)
     unbroken = _stream(ds, 8)
     assert _probe_then_stream(ds, 8) == unbroken

@@ -1,4 +1,5 @@
 """Atomic writes keep the user's umask (not mkstemp's 0600) and leave no temporary files."""
+
 import contextlib
 import os
 import stat
@@ -6,8 +7,8 @@ import stat
 import numpy as np
 import pytest
 
-from albert_tf.engine.records import cached_records, write_records
 from albert_tf.core.fileio import atomic_path, write_text_atomic
+from albert_tf.engine.records import cached_records, write_records
 from albert_tf.tasks.squad.evaluate import write_eval_results
 from albert_tf.tasks.squad.postprocess import write_predictions
 
@@ -32,15 +33,20 @@ def test_atomic_writes_honour_the_umask(tmp_path, mask):
     with umask(mask):
         with open(tmp_path / "plain.txt", "w") as f:
             f.write("x")
-        written = [write_text_atomic(tmp_path / "t.txt", "text"),
-                   write_eval_results(tmp_path / "eval_results.txt", {"f1": 1.0})]
+        written = [
+            write_text_atomic(tmp_path / "t.txt", "text"),
+            write_eval_results(tmp_path / "eval_results.txt", {"f1": 1.0}),
+        ]
         written += list(write_predictions(tmp_path / "pred", {"q": "a"}, {"q": []}).values())
         write_records(tmp_path / "r.tf_record", [{"a": [1, 2]}], SPEC)
-        cached, _ = cached_records(tmp_path / "cache", "train", {"k": 1}, SPEC,
-                                   lambda: [{"a": [3, 4]}])
+        cached, _ = cached_records(
+            tmp_path / "cache", "train", {"k": 1}, SPEC, lambda: [{"a": [3, 4]}]
+        )
         written += [tmp_path / "r.tf_record", cached, cached + ".json"]
     assert mode(tmp_path / "plain.txt") == 0o666 & ~mask
-    assert {os.fspath(p): mode(p) for p in written} == {os.fspath(p): 0o666 & ~mask for p in written}
+    assert {os.fspath(p): mode(p) for p in written} == {
+        os.fspath(p): 0o666 & ~mask for p in written
+    }
 
 
 def test_atomic_path_replaces_only_on_success(tmp_path):
@@ -63,6 +69,7 @@ def test_atomic_path_replaces_only_on_success(tmp_path):
 # --- object-store semantics on ram://, the offline stand-in for a bucket (docs/cloud_tpu.md) ---
 def test_remote_files_are_replaced_whole_and_failed_writes_leave_nothing(ram_bucket):
     from albert_tf.core import fileio
+
     target = f"{ram_bucket}/run/notes.txt"
     fileio.write_text(target, "a longer first version")
     fileio.write_text(target, "second")  # replaced, not appended to (ram:// alone appends)
@@ -85,6 +92,7 @@ def test_remote_files_are_replaced_whole_and_failed_writes_leave_nothing(ram_buc
 
 def test_remote_text_is_streamed_with_universal_newlines(ram_bucket, tmp_path):
     from albert_tf.core import fileio
+
     body = "one\r\ntwo\rthree\nfour é\n" * 50000  # larger than one read buffer
     (tmp_path / "t.txt").write_bytes(body.encode("utf-8"))
     remote = fileio.copy(tmp_path / "t.txt", f"{ram_bucket}/t.txt")
@@ -96,6 +104,7 @@ def test_remote_text_is_streamed_with_universal_newlines(ram_bucket, tmp_path):
 
 def test_remote_folders_and_ram_quirks(ram_bucket):
     from albert_tf.core import fileio
+
     fileio.write_text(f"{ram_bucket}/run/ckpt-1.index", "i")
     fileio.write_text(f"{ram_bucket}/run/eval_results.txt", "r")
     fileio.makedirs(f"{ram_bucket}/run/eval")
@@ -109,9 +118,12 @@ def test_remote_folders_and_ram_quirks(ram_bucket):
 
 def test_output_folder_uploads_its_marker_last_and_nothing_on_failure(ram_bucket, monkeypatch):
     from albert_tf.core import fileio
+
     uploaded = []
     real_copy = fileio.copy
-    monkeypatch.setattr(fileio, "copy", lambda src, dst, **kw: uploaded.append(dst) or real_copy(src, dst, **kw))
+    monkeypatch.setattr(
+        fileio, "copy", lambda src, dst, **kw: uploaded.append(dst) or real_copy(src, dst, **kw)
+    )
     out = f"{ram_bucket}/export"
     with fileio.output_folder(out, last=("saved_model.pb",)) as local:
         assert not fileio.is_remote(local)
@@ -133,8 +145,11 @@ def test_output_folder_uploads_its_marker_last_and_nothing_on_failure(ram_bucket
 def test_huggingface_output_follows_the_umask(tmp_path, fixtures_dir, mask):
     """safetensors (and tempfile) make 0600 files; every written file follows the umask."""
     from albert_tf import convert_model
+
     with umask(mask):
-        convert_model(fixtures_dir / "albert_tiny" / "model.ckpt-best", tmp_path / "hf", "huggingface")
+        convert_model(
+            fixtures_dir / "albert_tiny" / "model.ckpt-best", tmp_path / "hf", "huggingface"
+        )
     files = sorted(os.listdir(tmp_path / "hf"))
     assert "model.safetensors" in files
     assert {f: mode(tmp_path / "hf" / f) for f in files} == {f: 0o666 & ~mask for f in files}

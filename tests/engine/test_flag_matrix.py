@@ -1,5 +1,6 @@
 """Flag combinations under mirrored (two logical CPUs) and two-worker MultiWorkerMirrored runs,
 with iterations_per_loop > 1 (the engine's restore and steps_per_execution paths)."""
+
 import json
 import os
 import pathlib
@@ -7,16 +8,24 @@ import subprocess
 import sys
 
 import tensorflow as tf
-
 from test_distribute import fingerprint, pretraining_argv, run_two_workers
 
 ROOT = os.fspath(pathlib.Path(__file__).resolve().parents[2])
 
 
 def test_every_flag_combination_under_mirrored(fixtures_dir, data_dir):
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "scripts", "flag_matrix_mirrored.py"),
-                        str(fixtures_dir), str(data_dir)], capture_output=True, text=True, timeout=600,
-                       cwd=ROOT)
+    r = subprocess.run(
+        [
+            sys.executable,
+            os.path.join(ROOT, "tests", "scripts", "flag_matrix_mirrored.py"),
+            str(fixtures_dir),
+            str(data_dir),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert len(out) == 7
@@ -25,17 +34,32 @@ def test_every_flag_combination_under_mirrored(fixtures_dir, data_dir):
         assert ("prediction_files" in keys) == ("p" in flags), (flags, keys)
 
 
-def test_multi_worker_classifier_train_predict_iterations_per_loop(fixtures_dir, data_dir, tmp_path):
+def test_multi_worker_classifier_train_predict_iterations_per_loop(
+    fixtures_dir, data_dir, tmp_path
+):
     """--do_train --do_predict (the prediction model restored from the object checkpoint) with
     --iterations_per_loop=2, which crashed Keras' own multi-step loop under MWMS."""
     out = tmp_path / "out"
     tiny = fixtures_dir / "albert_tiny"
-    argv = [os.path.join(ROOT, "run_classifier.py"), "--strategy_type=multi_worker_mirrored",
-            "--task_name=mrpc", f"--data_dir={data_dir}", f"--albert_config_file={tiny / 'albert_config.json'}",
-            f"--init_checkpoint={tiny / 'model.ckpt-best'}", f"--spm_model_file={fixtures_dir / 'spm.model'}",
-            f"--output_dir={out}", "--max_seq_length=32", "--train_batch_size=8", "--train_step=4",
-            "--warmup_step=1", "--save_checkpoints_steps=4", "--iterations_per_loop=2", "--do_train",
-            "--do_predict", "--learning_rate=1e-4"]
+    argv = [
+        os.path.join(ROOT, "run_classifier.py"),
+        "--strategy_type=multi_worker_mirrored",
+        "--task_name=mrpc",
+        f"--data_dir={data_dir}",
+        f"--albert_config_file={tiny / 'albert_config.json'}",
+        f"--init_checkpoint={tiny / 'model.ckpt-best'}",
+        f"--spm_model_file={fixtures_dir / 'spm.model'}",
+        f"--output_dir={out}",
+        "--max_seq_length=32",
+        "--train_batch_size=8",
+        "--train_step=4",
+        "--warmup_step=1",
+        "--save_checkpoints_steps=4",
+        "--iterations_per_loop=2",
+        "--do_train",
+        "--do_predict",
+        "--learning_rate=1e-4",
+    ]
     codes, logs = run_two_workers(argv, tmp_path)
     assert codes == [0, 0], logs[0][-2000:] + logs[1][-2000:]
     assert fingerprint(logs[0]) == fingerprint(logs[1])
@@ -45,8 +69,14 @@ def test_multi_worker_classifier_train_predict_iterations_per_loop(fixtures_dir,
 
 def test_multi_worker_pretraining_with_eval_iterations_per_loop(fixtures_dir, tmp_path):
     out = tmp_path / "out"
-    argv = pretraining_argv(fixtures_dir, out, "--eval_batch_size=8", "--max_eval_steps=2",
-                            "--do_eval", "--iterations_per_loop=2")
+    argv = pretraining_argv(
+        fixtures_dir,
+        out,
+        "--eval_batch_size=8",
+        "--max_eval_steps=2",
+        "--do_eval",
+        "--iterations_per_loop=2",
+    )
     codes, logs = run_two_workers(argv, tmp_path)
     assert codes == [0, 0], logs[0][-2000:] + logs[1][-2000:]
     assert fingerprint(logs[0]) == fingerprint(logs[1])
@@ -54,18 +84,30 @@ def test_multi_worker_pretraining_with_eval_iterations_per_loop(fixtures_dir, tm
 
 
 def _run_driver(script, args):
-    r = subprocess.run([sys.executable, os.path.join(ROOT, script), *args], capture_output=True,
-                       text=True, timeout=900, cwd=ROOT)
+    r = subprocess.run(
+        [sys.executable, os.path.join(ROOT, script), *args],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=ROOT,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
 
 
 def _common(fixtures_dir, out):
     tiny = fixtures_dir / "albert_tiny"
-    return [f"--albert_config_file={tiny / 'albert_config.json'}",
-            f"--init_checkpoint={tiny / 'model.ckpt-best'}",
-            f"--spm_model_file={fixtures_dir / 'spm.model'}", f"--output_dir={out}",
-            "--max_seq_length=64", "--train_step=2", "--warmup_step=1",
-            "--save_checkpoints_steps=2", "--iterations_per_loop=2", "--learning_rate=1e-4"]
+    return [
+        f"--albert_config_file={tiny / 'albert_config.json'}",
+        f"--init_checkpoint={tiny / 'model.ckpt-best'}",
+        f"--spm_model_file={fixtures_dir / 'spm.model'}",
+        f"--output_dir={out}",
+        "--max_seq_length=64",
+        "--train_step=2",
+        "--warmup_step=1",
+        "--save_checkpoints_steps=2",
+        "--iterations_per_loop=2",
+        "--learning_rate=1e-4",
+    ]
 
 
 def test_squad_train_predict_then_predict_from_its_own_output_dir(fixtures_dir, data_dir, tmp_path):
@@ -73,11 +115,17 @@ def test_squad_train_predict_then_predict_from_its_own_output_dir(fixtures_dir, 
     second run that only predicts from the first run's output_dir (the restore path)."""
     data = data_dir / "squad" / "v1.1" / "squad.json"
     out = tmp_path / "out"
-    args = _common(fixtures_dir, out) + [f"--train_file={data}", f"--predict_file={data}",
-                                         "--doc_stride=32", "--max_query_length=16",
-                                         "--train_batch_size=8", "--predict_batch_size=8"]
-    n_questions = sum(len(p["qas"]) for a in json.loads(data.read_text())["data"]
-                      for p in a["paragraphs"])
+    args = _common(fixtures_dir, out) + [
+        f"--train_file={data}",
+        f"--predict_file={data}",
+        "--doc_stride=32",
+        "--max_query_length=16",
+        "--train_batch_size=8",
+        "--predict_batch_size=8",
+    ]
+    n_questions = sum(
+        len(p["qas"]) for a in json.loads(data.read_text())["data"] for p in a["paragraphs"]
+    )
     _run_driver("run_squad.py", args + ["--do_train", "--do_predict"])
     first = json.loads((out / "predictions.json").read_text())
     assert len(first) == n_questions
@@ -88,10 +136,18 @@ def test_squad_train_predict_then_predict_from_its_own_output_dir(fixtures_dir, 
 
 def test_race_train_predict_without_eval(fixtures_dir, data_dir, tmp_path):
     out = tmp_path / "out"
-    args = _common(fixtures_dir, out) + [f"--data_dir={data_dir}", "--max_qa_length=16",
-                                         "--train_batch_size=4", "--predict_batch_size=4"]
-    _run_driver("run_race.py", args + ["--do_train", "--nodo_eval", "--do_predict"])  # do_eval defaults on
+    args = _common(fixtures_dir, out) + [
+        f"--data_dir={data_dir}",
+        "--max_qa_length=16",
+        "--train_batch_size=4",
+        "--predict_batch_size=4",
+    ]
+    _run_driver(
+        "run_race.py", args + ["--do_train", "--nodo_eval", "--do_predict"]
+    )  # do_eval defaults on
     rows = (out / "race_predictions.tsv").read_text().splitlines()
-    n_test = sum(len(json.loads(p.read_text())["questions"])
-                 for p in (data_dir / "RACE" / "test").glob("*/*.txt"))
+    n_test = sum(
+        len(json.loads(p.read_text())["questions"])
+        for p in (data_dir / "RACE" / "test").glob("*/*.txt")
+    )
     assert len(rows) == 1 + n_test

@@ -1,4 +1,6 @@
-"""Tests of albert_tf.engine.optimizers and learning_rate against a NumPy re-implementation of Google's update rules."""
+"""Tests of albert_tf.engine.optimizers and learning_rate against a NumPy re-implementation of
+Google's update rules."""
+
 import copy
 import json
 import re
@@ -6,13 +8,12 @@ import subprocess
 import sys
 import textwrap
 
+import keras
 import numpy as np
 import pytest
-
-import albert_tf  # noqa: F401  (selects the TensorFlow backend)
-import keras
 import tensorflow as tf
 
+import albert_tf  # noqa: F401  (selects the TensorFlow backend)
 from albert_tf.engine import optimizers as opt_lib
 from albert_tf.engine.learning_rate import WarmupPolynomialDecay
 from albert_tf.engine.optimizers import LAMB, AdamWeightDecay, create_optimizer
@@ -32,8 +33,20 @@ def ref_schedule(step, init_lr, total, warmup, power=1.0, start=0):
     return lr
 
 
-def ref_google_steps(params, grad_seq, lrs, kind, decay, adapt, wd=0.01, clip=1.0,
-                     bias_correction=False, b1=0.9, b2=0.999, eps=1e-6):
+def ref_google_steps(
+    params,
+    grad_seq,
+    lrs,
+    kind,
+    decay,
+    adapt,
+    wd=0.01,
+    clip=1.0,
+    bias_correction=False,
+    b1=0.9,
+    b2=0.999,
+    eps=1e-6,
+):
     """Apply Google's AdamW / LAMB update for each (grads, lr); returns float64 params."""
     p = [np.array(x, np.float64) for x in params]
     m = [np.zeros_like(x) for x in p]
@@ -48,7 +61,7 @@ def ref_google_steps(params, grad_seq, lrs, kind, decay, adapt, wd=0.01, clip=1.
             v[i] = b2 * v[i] + (1 - b2) * g[i] ** 2
             mh, vh = m[i], v[i]
             if bias_correction:
-                mh, vh = mh / (1 - b1 ** t), vh / (1 - b2 ** t)
+                mh, vh = mh / (1 - b1**t), vh / (1 - b2**t)
             u = mh / (np.sqrt(vh) + eps)
             if decay[i]:
                 u = u + wd * p[i]
@@ -87,8 +100,14 @@ def make_variables(seed=0):
     return variables
 
 
-EXPECTED_PATHS = ["dense/kernel", "dense/bias", "layer_norm/gamma", "layer_norm/beta",
-                  "head/output_weights", "head/output_bias"]
+EXPECTED_PATHS = [
+    "dense/kernel",
+    "dense/bias",
+    "layer_norm/gamma",
+    "layer_norm/beta",
+    "head/output_weights",
+    "head/output_bias",
+]
 EXPECTED_DECAY = [True, False, False, False, True, False]
 
 
@@ -96,12 +115,15 @@ def random_grads(variables, steps, seed=1):
     """Per-step gradients at scales 5, 0.05, 2, 0.5...: some steps clipped, some not."""
     rng = np.random.default_rng(seed)
     scales = [5.0, 0.05, 2.0, 0.5, 3.0, 0.1]
-    return [[(scales[s % len(scales)] * rng.normal(size=v.shape)).astype("float32")
-             for v in variables] for s in range(steps)]
+    return [
+        [(scales[s % len(scales)] * rng.normal(size=v.shape)).astype("float32") for v in variables]
+        for s in range(steps)
+    ]
 
 
 def run_optimizer(optimizer, variables, grad_seq):
     """Apply each gradient list once, inside a tf.function (graph mode, as in training)."""
+
     @tf.function
     def step(grads):
         optimizer.apply_gradients(zip(grads, variables))
@@ -120,10 +142,19 @@ def max_diff(a, b):
 # Schedule
 
 
-@pytest.mark.parametrize("step,expected", [
-    (0, 0.0), (5, 5e-4), (9, 9e-4),
-    (10, 1e-3 * (1 - 10 / 100)),  # boundary: the decayed value, not init_lr (Google's)
-    (50, 5e-4), (99, 1e-5), (100, 0.0), (150, 0.0)])
+@pytest.mark.parametrize(
+    "step,expected",
+    [
+        (0, 0.0),
+        (5, 5e-4),
+        (9, 9e-4),
+        (10, 1e-3 * (1 - 10 / 100)),  # boundary: the decayed value, not init_lr (Google's)
+        (50, 5e-4),
+        (99, 1e-5),
+        (100, 0.0),
+        (150, 0.0),
+    ],
+)
 def test_schedule_key_steps(step, expected):
     s = WarmupPolynomialDecay(1e-3, num_train_steps=100, num_warmup_steps=10)
     assert float(s(step)) == pytest.approx(expected, rel=1e-5, abs=1e-12)
@@ -134,9 +165,10 @@ def test_schedule_start_warmup_power_and_no_warmup():
     s = WarmupPolynomialDecay(1e-3, 100, 10, poly_power=2.0, start_warmup_step=20)
     for step in [0, 19, 20, 25, 29, 30, 50, 100]:
         assert float(s(step)) == pytest.approx(
-            ref_schedule(step, 1e-3, 100, 10, power=2.0, start=20), rel=1e-5, abs=1e-12)
+            ref_schedule(step, 1e-3, 100, 10, power=2.0, start=20), rel=1e-5, abs=1e-12
+        )
     assert float(s(0)) == 0.0  # clamped where Google's formula would be negative
-    assert float(s(30)) == pytest.approx(1e-3 * 0.7 ** 2, rel=1e-5)
+    assert float(s(30)) == pytest.approx(1e-3 * 0.7**2, rel=1e-5)
     assert float(WarmupPolynomialDecay(1e-3, 100)(0)) == pytest.approx(1e-3)
 
 
@@ -169,14 +201,20 @@ def test_matches_numpy_reference(kind, bias_correction):
     variables = make_variables()
     start = [v.numpy() for v in variables]
     grads = random_grads(variables, 5)
-    opt = create_optimizer(0.05, num_train_steps=8, num_warmup_steps=2, optimizer=kind,
-                           bias_correction=bias_correction)
+    opt = create_optimizer(
+        0.05, num_train_steps=8, num_warmup_steps=2, optimizer=kind, bias_correction=bias_correction
+    )
     got = run_optimizer(opt, variables, grads)
     lrs = [ref_schedule(t, 0.05, 8, 2) for t in range(5)]
-    want = ref_google_steps(start, grads, lrs, kind, EXPECTED_DECAY, EXPECTED_DECAY,
-                            bias_correction=bias_correction)
-    np.testing.assert_allclose(np.concatenate([g.ravel() for g in got]),
-                               np.concatenate([w.ravel() for w in want]), rtol=2e-5, atol=1e-6)
+    want = ref_google_steps(
+        start, grads, lrs, kind, EXPECTED_DECAY, EXPECTED_DECAY, bias_correction=bias_correction
+    )
+    np.testing.assert_allclose(
+        np.concatenate([g.ravel() for g in got]),
+        np.concatenate([w.ravel() for w in want]),
+        rtol=2e-5,
+        atol=1e-6,
+    )
     assert int(opt.iterations) == 5
     assert max_diff(got, start) > 1e-3  # it really moved
 
@@ -192,8 +230,9 @@ def test_bias_correction_first_step_closed_form():
         opt.apply_gradients([(tf.constant(g), bias)])
         out[bc] = 1.0 - bias.numpy()
     np.testing.assert_allclose(out[True], 0.01 * g / (np.abs(g) + 1e-6), rtol=1e-5)
-    np.testing.assert_allclose(out[False], 0.01 * 0.1 * g / (np.sqrt(1e-3) * np.abs(g) + 1e-6),
-                               rtol=1e-5)
+    np.testing.assert_allclose(
+        out[False], 0.01 * 0.1 * g / (np.sqrt(1e-3) * np.abs(g) + 1e-6), rtol=1e-5
+    )
     assert np.all(np.abs(out[False]) > 3 * np.abs(out[True]))
 
 
@@ -231,8 +270,9 @@ def test_global_norm_clipping():
             v.assign(s)
         opt = LAMB(0.01, clip_norm=clip)
         results[clip] = run_optimizer(opt, variables, grads)
-        want = ref_google_steps(start, grads, [0.01] * 3, "lamb", EXPECTED_DECAY,
-                                EXPECTED_DECAY, clip=clip)
+        want = ref_google_steps(
+            start, grads, [0.01] * 3, "lamb", EXPECTED_DECAY, EXPECTED_DECAY, clip=clip
+        )
         assert max_diff(results[clip], want) < 1e-5
     assert max_diff(results[1.0], results[None]) > 1e-3
 
@@ -247,10 +287,17 @@ def test_accumulation_apply_matches_reference_on_mean_gradient():
     assert int(opt.iterations) == 0 and max_diff(got, start) == 0.0  # nothing applied yet
     got = run_optimizer(opt, variables, micro[2:])
     assert int(opt.iterations) == 2
-    means = [[np.mean([micro[k][i] for k in range(j, j + 3)], axis=0) for i in range(6)]
-             for j in (0, 3)]
-    want = ref_google_steps(start, means, [ref_schedule(t, 0.05, 4, 1) for t in range(2)],
-                            "lamb", EXPECTED_DECAY, EXPECTED_DECAY)
+    means = [
+        [np.mean([micro[k][i] for k in range(j, j + 3)], axis=0) for i in range(6)] for j in (0, 3)
+    ]
+    want = ref_google_steps(
+        start,
+        means,
+        [ref_schedule(t, 0.05, 4, 1) for t in range(2)],
+        "lamb",
+        EXPECTED_DECAY,
+        EXPECTED_DECAY,
+    )
     assert max_diff(got, want) < 1e-5
 
 
@@ -276,8 +323,13 @@ Y = (10.0 * DATA_RNG.normal(size=(32, 1))).astype("float32")  # large: clipping 
 def fit_weights(kind, batch_size, accumulation, jit_compile=False, wrap=None):
     """Train small_model for 2 epochs of X without shuffling; return weights and iterations."""
     model = small_model()
-    optimizer = create_optimizer(1e-2, num_train_steps=6, num_warmup_steps=2, optimizer=kind,
-                                 gradient_accumulation_steps=accumulation)
+    optimizer = create_optimizer(
+        1e-2,
+        num_train_steps=6,
+        num_warmup_steps=2,
+        optimizer=kind,
+        gradient_accumulation_steps=accumulation,
+    )
     model.compile(wrap(optimizer) if wrap else optimizer, "mse", jit_compile=jit_compile)
     model.fit(X, Y, batch_size=batch_size, epochs=2, shuffle=False, verbose=0)
     return [w.numpy() for w in model.trainable_weights], int(optimizer.iterations), model
@@ -302,8 +354,9 @@ def test_fit_with_jit_compile():
 
 def test_loss_scale_optimizer_wrapping_is_transparent():
     plain, _, _ = fit_weights("adamw", batch_size=8, accumulation=2)
-    scaled, iters, _ = fit_weights("adamw", batch_size=8, accumulation=2,
-                                   wrap=keras.optimizers.LossScaleOptimizer)
+    scaled, iters, _ = fit_weights(
+        "adamw", batch_size=8, accumulation=2, wrap=keras.optimizers.LossScaleOptimizer
+    )
     assert iters == 4 and max_diff(plain, scaled) < 1e-6
 
 
@@ -311,8 +364,11 @@ def test_checkpoint_resume_mid_accumulation(tmp_path):
     """Saving after 3 of 2x3 micro-steps and restoring gives the uninterrupted result."""
     grads = random_grads(make_variables(), 6, seed=11)
     variables = make_variables()
-    straight = run_optimizer(create_optimizer(0.05, 4, 1, optimizer="lamb", gradient_accumulation_steps=2),
-                             variables, grads)
+    straight = run_optimizer(
+        create_optimizer(0.05, 4, 1, optimizer="lamb", gradient_accumulation_steps=2),
+        variables,
+        grads,
+    )
     variables = make_variables()
     opt = create_optimizer(0.05, 4, 1, optimizer="lamb", gradient_accumulation_steps=2)
     run_optimizer(opt, variables, grads[:3])
@@ -343,8 +399,15 @@ def test_keras_model_save_and_load_keeps_optimizer(tmp_path):
 @pytest.mark.parametrize("cls", [AdamWeightDecay, LAMB])
 def test_config_round_trip(cls):
     schedule = WarmupPolynomialDecay(3e-4, 100, 10)
-    opt = cls(schedule, weight_decay_rate=0.02, exclude_from_weight_decay=["bias"],
-              bias_correction=True, clip_norm=2.0, gradient_accumulation_steps=4, epsilon=1e-7)
+    opt = cls(
+        schedule,
+        weight_decay_rate=0.02,
+        exclude_from_weight_decay=["bias"],
+        bias_correction=True,
+        clip_norm=2.0,
+        gradient_accumulation_steps=4,
+        epsilon=1e-7,
+    )
     config = opt.get_config()
     for key in ("weight_decay", "global_clipnorm", "clipnorm", "use_ema"):
         assert key not in config
@@ -369,14 +432,22 @@ def test_create_optimizer_defaults():
     assert opt_lib.GOOGLE_EXCLUSIONS == tuple(GOOGLE_PATTERNS)
 
 
-@pytest.mark.parametrize("kwargs,name", [
-    ({"optimizer": "sgd"}, "optimizer"), ({"init_lr": 0.0}, "init_lr"),
-    ({"num_train_steps": 0}, "num_train_steps"), ({"num_warmup_steps": -1}, "num_warmup_steps"),
-    ({"poly_power": 0.0}, "poly_power"), ({"start_warmup_step": -2}, "start_warmup_step"),
-    ({"weight_decay_rate": -0.1}, "weight_decay_rate"), ({"clip_norm": 0.0}, "clip_norm"),
-    ({"gradient_accumulation_steps": 0}, "gradient_accumulation_steps"),
-    ({"gradient_accumulation_steps": 2.5}, "gradient_accumulation_steps"),
-    ({"bias_correction": "yes"}, "bias_correction")])
+@pytest.mark.parametrize(
+    "kwargs,name",
+    [
+        ({"optimizer": "sgd"}, "optimizer"),
+        ({"init_lr": 0.0}, "init_lr"),
+        ({"num_train_steps": 0}, "num_train_steps"),
+        ({"num_warmup_steps": -1}, "num_warmup_steps"),
+        ({"poly_power": 0.0}, "poly_power"),
+        ({"start_warmup_step": -2}, "start_warmup_step"),
+        ({"weight_decay_rate": -0.1}, "weight_decay_rate"),
+        ({"clip_norm": 0.0}, "clip_norm"),
+        ({"gradient_accumulation_steps": 0}, "gradient_accumulation_steps"),
+        ({"gradient_accumulation_steps": 2.5}, "gradient_accumulation_steps"),
+        ({"bias_correction": "yes"}, "bias_correction"),
+    ],
+)
 def test_create_optimizer_rejects_bad_arguments(kwargs, name):
     args = {"init_lr": 1e-3, "num_train_steps": 10, "num_warmup_steps": 1, **kwargs}
     with pytest.raises(ValueError, match=f"`{name}`"):
@@ -433,11 +504,16 @@ _MIRRORED_SCRIPT = textwrap.dedent("""
 def test_mirrored_strategy_matches_one_device():
     """Clipping acts on the all-reduced gradient, so 2 replicas (with and without accumulation)
     give one device's weights at the same global batch; per-replica clipping would not."""
-    proc = subprocess.run([sys.executable, "-c", _MIRRORED_SCRIPT], capture_output=True,
-                          text=True, timeout=300, cwd=str(opt_lib.__file__).rsplit("/", 3)[0])
+    proc = subprocess.run(
+        [sys.executable, "-c", _MIRRORED_SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=str(opt_lib.__file__).rsplit("/", 3)[0],
+    )
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")]
     assert proc.returncode == 0 and lines, proc.stderr[-3000:]
-    out = json.loads(lines[-1][len("RESULT"):])
+    out = json.loads(lines[-1][len("RESULT") :])
     assert out["replicas"] == 2 and out["ref_iterations"] == 4
     for name in ("mirrored", "mirrored_accumulated"):
         diff, iterations = out[name]

@@ -2,6 +2,7 @@
 save points, then SIGKILLed) and restarted ends exactly where an unbroken run ends (every
 variable, the optimizer step, dropout seeds and data order included). The interrupted runs use a
 relative --output_dir, which the checkpoint state must resolve from the working folder."""
+
 import json
 import os
 import pathlib
@@ -20,12 +21,25 @@ STEPS = 6
 
 def _classifier(fixtures_dir, data_dir, out, tmp, split_records):
     tiny = fixtures_dir / "albert_tiny"
-    return [sys.executable, os.path.join(ROOT, "run_classifier.py"), "--task_name=mrpc",
-            f"--data_dir={data_dir}", f"--albert_config_file={tiny / 'albert_config.json'}",
-            f"--init_checkpoint={tiny / 'model.ckpt-best'}", f"--spm_model_file={fixtures_dir / 'spm.model'}",
-            f"--output_dir={out}", f"--cached_dir={tmp / 'cache'}", "--max_seq_length=32",
-            "--train_batch_size=8", f"--train_step={STEPS}", "--warmup_step=1",
-            "--save_checkpoints_steps=2", "--do_train", "--learning_rate=1e-3", "--seed=7"]
+    return [
+        sys.executable,
+        os.path.join(ROOT, "run_classifier.py"),
+        "--task_name=mrpc",
+        f"--data_dir={data_dir}",
+        f"--albert_config_file={tiny / 'albert_config.json'}",
+        f"--init_checkpoint={tiny / 'model.ckpt-best'}",
+        f"--spm_model_file={fixtures_dir / 'spm.model'}",
+        f"--output_dir={out}",
+        f"--cached_dir={tmp / 'cache'}",
+        "--max_seq_length=32",
+        "--train_batch_size=8",
+        f"--train_step={STEPS}",
+        "--warmup_step=1",
+        "--save_checkpoints_steps=2",
+        "--do_train",
+        "--learning_rate=1e-3",
+        "--seed=7",
+    ]
 
 
 def _pretraining(fixtures_dir, data_dir, out, tmp, split_records):
@@ -35,20 +49,35 @@ def _pretraining(fixtures_dir, data_dir, out, tmp, split_records):
     config = json.loads((tiny / "albert_config.json").read_text())
     config.update(hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1)
     (tmp / "albert_config.json").write_text(json.dumps(config))
-    return [sys.executable, os.path.join(ROOT, "run_pretraining.py"),
-            f"--albert_config_file={tmp / 'albert_config.json'}",
-            f"--input_file={split_records(4, 4)}",
-            f"--output_dir={out}",
-            f"--init_checkpoint={tiny / 'model.ckpt-best'}", "--max_seq_length=64",
-            "--max_predictions_per_seq=10", "--train_batch_size=8", f"--num_train_steps={STEPS}",
-            "--num_warmup_steps=1", "--save_checkpoints_steps=2", "--iterations_per_loop=1",
-            "--do_train", "--optimizer=adamw", "--learning_rate=1e-3", "--seed=7"]
+    return [
+        sys.executable,
+        os.path.join(ROOT, "run_pretraining.py"),
+        f"--albert_config_file={tmp / 'albert_config.json'}",
+        f"--input_file={split_records(4, 4)}",
+        f"--output_dir={out}",
+        f"--init_checkpoint={tiny / 'model.ckpt-best'}",
+        "--max_seq_length=64",
+        "--max_predictions_per_seq=10",
+        "--train_batch_size=8",
+        f"--num_train_steps={STEPS}",
+        "--num_warmup_steps=1",
+        "--save_checkpoints_steps=2",
+        "--iterations_per_loop=1",
+        "--do_train",
+        "--optimizer=adamw",
+        "--learning_rate=1e-3",
+        "--seed=7",
+    ]
 
 
 # (kill point, the latest checkpoint it leaves): mid-epoch (after step 3), during the write of
 # ckpt-4 (data written, index not yet), right after ckpt-4 was saved; None: run to the end.
-THREE_KILLS = (("step:3", "ckpt-2"), ("checkpoint_written:4", "ckpt-2"), ("saved:4", "ckpt-4"),
-               (None, f"ckpt-{STEPS}"))
+THREE_KILLS = (
+    ("step:3", "ckpt-2"),
+    ("checkpoint_written:4", "ckpt-2"),
+    ("saved:4", "ckpt-4"),
+    (None, f"ckpt-{STEPS}"),
+)
 # SIGTERM (a VM's preemption notice) after step 3: ckpt-3 saved at once, exit code 75; the rerun
 # trains the catch-up steps to the save point 4, is SIGKILLed after step 5, and resumes from 4.
 PREEMPTED = (("sigterm@step:3", "ckpt-3"), ("step:5", "ckpt-4"), (None, f"ckpt-{STEPS}"))
@@ -60,8 +89,9 @@ def _start(cmd, log, kill_at=None, cwd=None):
     env.pop(KILL_AT_ENV, None)
     if kill_at:
         env[KILL_AT_ENV] = kill_at
-    return subprocess.Popen(cmd, stdout=open(log, "w"), stderr=subprocess.STDOUT, env=env,
-                            cwd=cwd or ROOT)
+    return subprocess.Popen(
+        cmd, stdout=open(log, "w"), stderr=subprocess.STDOUT, env=env, cwd=cwd or ROOT
+    )
 
 
 def _wait_all(procs, timeout=420):
@@ -76,14 +106,21 @@ def _wait_all(procs, timeout=420):
 
 def _variables(path):
     reader = tf.train.load_checkpoint(path)
-    return {k: reader.get_tensor(k) for k in reader.get_variable_to_shape_map()
-            if not k.startswith("_CHECKPOINTABLE_OBJECT_GRAPH")}
+    return {
+        k: reader.get_tensor(k)
+        for k in reader.get_variable_to_shape_map()
+        if not k.startswith("_CHECKPOINTABLE_OBJECT_GRAPH")
+    }
 
 
-@pytest.mark.parametrize("command, kills", [(_classifier, THREE_KILLS), (_pretraining, PREEMPTED)],
-                         ids=["run_classifier", "run_pretraining"])
-def test_sigkill_then_resume_equals_unbroken_run(command, kills, fixtures_dir, data_dir, tmp_path,
-                                                split_pretraining_records):
+@pytest.mark.parametrize(
+    "command, kills",
+    [(_classifier, THREE_KILLS), (_pretraining, PREEMPTED)],
+    ids=["run_classifier", "run_pretraining"],
+)
+def test_sigkill_then_resume_equals_unbroken_run(
+    command, kills, fixtures_dir, data_dir, tmp_path, split_pretraining_records
+):
     unbroken, broken = tmp_path / "unbroken", tmp_path / "broken"
     cmd = lambda out: command(fixtures_dir, data_dir, out, tmp_path, split_pretraining_records)
     run = _start(cmd(unbroken), tmp_path / "unbroken.log")
@@ -101,9 +138,13 @@ def test_sigkill_then_resume_equals_unbroken_run(command, kills, fixtures_dir, d
             assert "resumed from" in log.read_text()
         if kill_at and kill_at.startswith("sigterm"):
             last = log.read_text().strip().splitlines()[-1]
-            assert last.startswith("error: preempted (SIGTERM) at step 3: saved broken/ckpt-3; "
-                                   "run the same command again"), last
-    assert (broken / "albert_tf.lock").exists() is False  # the stale locks were taken over, then released
+            assert last.startswith(
+                "error: preempted (SIGTERM) at step 3: saved broken/ckpt-3; "
+                "run the same command again"
+            ), last
+    assert (
+        broken / "albert_tf.lock"
+    ).exists() is False  # the stale locks were taken over, then released
     want = _variables(unbroken / f"ckpt-{STEPS}")
     steps = [k for k in want if k.startswith("optimizer/_iterations/")]
     assert steps and int(want[steps[0]]) == STEPS

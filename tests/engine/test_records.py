@@ -25,6 +25,7 @@ def test_bad_record_leaves_nothing(tmp_path):
     def records():
         yield {"input_ids": [1, 2, 3, 4], "label": 0.0}
         yield {"input_ids": [1, 2], "label": 0.0}
+
     with pytest.raises(ValueError, match="'input_ids' has length 2, the spec says 4"):
         write_records(tmp_path / "y.tf_record", records(), SPEC)
     assert os.listdir(tmp_path) == []
@@ -38,6 +39,7 @@ def test_cache_key_changes_with_params(tmp_path):
     def make():
         calls.append(1)
         return [{"input_ids": [1, 2, 3, 4], "label": 1.0}]
+
     p1, n1 = cached_records(tmp_path, "task_train", {"max_seq_length": 4}, SPEC, make)
     p2, _ = cached_records(tmp_path, "task_train", {"max_seq_length": 4}, SPEC, make)
     p3, _ = cached_records(tmp_path, "task_train", {"max_seq_length": 8}, SPEC, make)

@@ -3,6 +3,7 @@ feature cache or a checkpoint (a real 400 KB tmpfs where it can be mounted, an i
 error everywhere), and a truncated latest checkpoint, which is reported by name while the run
 falls back to the previous intact one (never silently to step 0). Freed space: same command
 resumes."""
+
 import errno
 import os
 import pathlib
@@ -10,14 +11,14 @@ import shutil
 import subprocess
 import sys
 
+from absl import logging
 import pytest
 import tensorflow as tf
-from absl import logging
 
 from albert_tf import AlbertConfig, fileio
+from albert_tf.core.errors import StorageError, TrainingError
 from albert_tf.engine import records
 from albert_tf.engine.finetuning import FineTuningOptions
-from albert_tf.core.errors import StorageError, TrainingError
 from albert_tf.tasks.glue.task import GlueTask, run_glue
 from albert_tf.text.encoding import TextEncoder
 
@@ -34,22 +35,41 @@ def glue(fixtures_dir, data_dir, tmp_path_factory):
 
 
 def _opts(fixtures_dir, out, **kw):
-    base = dict(output_dir=str(out), init_checkpoint=str(fixtures_dir / "albert_tiny" / "model.ckpt-best"),
-                train_batch_size=8, eval_batch_size=8, predict_batch_size=8, train_step=4,
-                warmup_step=1, save_checkpoints_steps=2, iterations_per_loop=1,
-                learning_rate=1e-3, seed=3, verbose=0, log_every_steps=10)
+    base = dict(
+        output_dir=str(out),
+        init_checkpoint=str(fixtures_dir / "albert_tiny" / "model.ckpt-best"),
+        train_batch_size=8,
+        eval_batch_size=8,
+        predict_batch_size=8,
+        train_step=4,
+        warmup_step=1,
+        save_checkpoints_steps=2,
+        iterations_per_loop=1,
+        learning_rate=1e-3,
+        seed=3,
+        verbose=0,
+        log_every_steps=10,
+    )
     base.update(kw)
     return FineTuningOptions(**base)
 
 
 def _step_of(path):
     reader = tf.compat.v1.train.NewCheckpointReader(path)
-    return int(reader.get_tensor(next(k for k in reader.get_variable_to_shape_map()
-                                      if k.startswith("optimizer/_iterations/"))))
+    return int(
+        reader.get_tensor(
+            next(
+                k
+                for k in reader.get_variable_to_shape_map()
+                if k.startswith("optimizer/_iterations/")
+            )
+        )
+    )
 
 
-def test_truncated_latest_checkpoint_falls_back_to_the_previous_one(glue, fixtures_dir, tmp_path,
-                                                                   caplog):
+def test_truncated_latest_checkpoint_falls_back_to_the_previous_one(
+    glue, fixtures_dir, tmp_path, caplog
+):
     config, task = glue
     out = tmp_path / "out"
     run_glue(config, task, _opts(fixtures_dir, out), do_train=True)
@@ -59,7 +79,10 @@ def test_truncated_latest_checkpoint_falls_back_to_the_previous_one(glue, fixtur
         logging.get_absl_handler()  # absl logs through the logging module caplog watches
         result = run_glue(config, task, _opts(fixtures_dir, out, train_step=6), do_train=True)
     warned = " ".join(r.getMessage() for r in caplog.records)
-    assert f"checkpoint {out / 'ckpt-4'} is broken" in warned and f"resuming from {out / 'ckpt-2'}" in warned
+    assert (
+        f"checkpoint {out / 'ckpt-4'} is broken" in warned
+        and f"resuming from {out / 'ckpt-2'}" in warned
+    )
     assert tf.train.latest_checkpoint(out).endswith("ckpt-6") and _step_of(str(out / "ckpt-6")) == 6
     assert result is not None
 
@@ -69,7 +92,9 @@ def test_every_checkpoint_broken_is_an_error_not_step_0(glue, fixtures_dir, tmp_
     out = tmp_path / "out"
     run_glue(config, task, _opts(fixtures_dir, out, train_step=2), do_train=True)
     (out / "ckpt-2.data-00000-of-00001").write_bytes(b"")
-    with pytest.raises(TrainingError, match=r"no checkpoint in .* can be restored: .*ckpt-2") as err:
+    with pytest.raises(
+        TrainingError, match=r"no checkpoint in .* can be restored: .*ckpt-2"
+    ) as err:
         run_glue(config, task, _opts(fixtures_dir, out), do_train=True)
     assert "\n" not in str(err.value)
     assert tf.train.latest_checkpoint(out).endswith("ckpt-2")  # nothing overwritten
@@ -77,6 +102,7 @@ def test_every_checkpoint_broken_is_an_error_not_step_0(glue, fixtures_dir, tmp_
 
 def test_full_disk_while_writing_a_cache_names_the_path_and_keeps_nothing(tmp_path, monkeypatch):
     """An injected ENOSPC (TensorFlow's ResourceExhaustedError, as a full disk gives it)."""
+
     class FullDisk:
         def __init__(self, path):
             self.path = path
@@ -88,11 +114,15 @@ def test_full_disk_while_writing_a_cache_names_the_path_and_keeps_nothing(tmp_pa
             return False
 
         def write(self, record):
-            raise tf.errors.ResourceExhaustedError(None, None, f"{self.path}; No space left on device")
+            raise tf.errors.ResourceExhaustedError(
+                None, None, f"{self.path}; No space left on device"
+            )
 
     monkeypatch.setattr(tf.io, "TFRecordWriter", FullDisk)
     cache = tmp_path / "cache"
-    with pytest.raises(StorageError, match=r"cannot write .*/train-[0-9a-f]+\.tf_record: .*No space left") as err:
+    with pytest.raises(
+        StorageError, match=r"cannot write .*/train-[0-9a-f]+\.tf_record: .*No space left"
+    ) as err:
         records.cached_records(cache, "train", {"k": 1}, SPEC, lambda: [{"a": [1, 2]}])
     assert "\n" not in str(err.value) and os.listdir(cache) == []
     with pytest.raises(StorageError, match="cannot write .*: No space left on device"):
@@ -104,15 +134,19 @@ def test_full_disk_while_writing_a_cache_names_the_path_and_keeps_nothing(tmp_pa
 def _mount_tmpfs(path, size):
     path.mkdir()
     try:
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-                              capture_output=True, timeout=30)
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+            capture_output=True,
+            timeout=30,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
     return done.returncode == 0
 
 
-def test_run_classifier_on_a_full_tmpfs_fails_in_one_line_then_resumes(fixtures_dir, data_dir,
-                                                                       tmp_path):
+def test_run_classifier_on_a_full_tmpfs_fails_in_one_line_then_resumes(
+    fixtures_dir, data_dir, tmp_path
+):
     """A real full filesystem (a 400 KB tmpfs with a filler file; root only: CI runs as root)."""
     disk = tmp_path / "disk"
     if not _mount_tmpfs(disk, "400k"):
@@ -128,18 +162,33 @@ def test_run_classifier_on_a_full_tmpfs_fails_in_one_line_then_resumes(fixtures_
         finally:
             os.close(fd)
         tiny = fixtures_dir / "albert_tiny"
-        cmd = [sys.executable, os.path.join(ROOT, "run_classifier.py"), "--task_name=mrpc",
-               f"--data_dir={data_dir}", f"--albert_config_file={tiny / 'albert_config.json'}",
-               f"--init_checkpoint={tiny / 'model.ckpt-best'}",
-               f"--spm_model_file={fixtures_dir / 'spm.model'}", f"--output_dir={disk / 'out'}",
-               f"--cached_dir={disk / 'cache'}", "--max_seq_length=32", "--train_batch_size=8",
-               "--train_step=2", "--warmup_step=1", "--save_checkpoints_steps=2", "--do_train"]
+        cmd = [
+            sys.executable,
+            os.path.join(ROOT, "run_classifier.py"),
+            "--task_name=mrpc",
+            f"--data_dir={data_dir}",
+            f"--albert_config_file={tiny / 'albert_config.json'}",
+            f"--init_checkpoint={tiny / 'model.ckpt-best'}",
+            f"--spm_model_file={fixtures_dir / 'spm.model'}",
+            f"--output_dir={disk / 'out'}",
+            f"--cached_dir={disk / 'cache'}",
+            "--max_seq_length=32",
+            "--train_batch_size=8",
+            "--train_step=2",
+            "--warmup_step=1",
+            "--save_checkpoints_steps=2",
+            "--do_train",
+        ]
         full = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
         last = full.stderr.strip().splitlines()[-1]
         assert full.returncode == 1 and "Traceback" not in full.stderr, full.stderr[-3000:]
         assert last.startswith("error: ") and "No space left on device" in last, last
         assert str(disk) in last, last  # names the path
-        assert not any(n.startswith(".") for n in os.listdir(disk / "cache")) if (disk / "cache").exists() else True
+        assert (
+            not any(n.startswith(".") for n in os.listdir(disk / "cache"))
+            if (disk / "cache").exists()
+            else True
+        )
         filler.unlink()
         again = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
         assert again.returncode == 0, again.stderr[-3000:]

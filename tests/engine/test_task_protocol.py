@@ -1,5 +1,6 @@
 """The task protocol (albert_tf/engine/task.py): every task is a FineTuningTask, and the engine
 refuses anything else before it writes a thing."""
+
 import pytest
 
 from albert_tf.engine.finetuning import FineTuningOptions, run_finetuning
@@ -18,10 +19,13 @@ def encoder(fixtures_dir):
 
 def test_every_task_is_a_fine_tuning_task(encoder, fixtures_dir, data_dir, tmp_path):
     spm = str(fixtures_dir / "spm.model")
-    tasks = [GlueTask("mrpc", str(data_dir), encoder, 32, str(tmp_path)),
-             RaceTask(str(data_dir / "RACE"), encoder, 64, str(tmp_path)),
-             SquadTask(SquadSettings(max_seq_length=64), FullTokenizer(spm_model_file=spm), spm,
-                       str(tmp_path))]
+    tasks = [
+        GlueTask("mrpc", str(data_dir), encoder, 32, str(tmp_path)),
+        RaceTask(str(data_dir / "RACE"), encoder, 64, str(tmp_path)),
+        SquadTask(
+            SquadSettings(max_seq_length=64), FullTokenizer(spm_model_file=spm), spm, str(tmp_path)
+        ),
+    ]
     for task in tasks:
         assert isinstance(task, FineTuningTask), type(task).__name__
         check_task(task)
@@ -36,6 +40,10 @@ def test_the_engine_refuses_a_non_task_before_writing(tmp_path):
             return None, 0
 
     out = tmp_path / "out"
-    with pytest.raises(TypeError, match=r"lacks \['best_metric', 'evaluate', 'write_predictions'\]"):
-        run_finetuning(NotATask(), lambda: None, FineTuningOptions(output_dir=str(out)), do_train=True)
+    with pytest.raises(
+        TypeError, match=r"lacks \['best_metric', 'evaluate', 'write_predictions'\]"
+    ):
+        run_finetuning(
+            NotATask(), lambda: None, FineTuningOptions(output_dir=str(out)), do_train=True
+        )
     assert not out.exists()

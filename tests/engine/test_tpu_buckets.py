@@ -1,5 +1,6 @@
 """On TPU every sequence shape is one XLA compile: with tpu_buckets (--use_tpu or
 --strategy_type=tpu) a bucketed training run feeds its compiled step at most 3 shapes."""
+
 import tensorflow as tf
 
 from albert_tf import AlbertConfig
@@ -19,7 +20,8 @@ def test_tpu_bucket_lengths():
 
 def _shapes_fed(fixtures_dir, data_dir, tmp_path, monkeypatch, tpu_buckets):
     """Distinct input_ids shapes the training pipeline hands a jit-compiled run (each one an
-    XLA compile on a TPU), over 12 steps of a real run (max_seq_length 64: the fixture's max_position_embeddings)."""
+    XLA compile on a TPU), over 12 steps of a real run (max_seq_length 64: the fixture's
+    max_position_embeddings)."""
     seen = set()
     original = finetuning.records_dataset
 
@@ -31,16 +33,25 @@ def _shapes_fed(fixtures_dir, data_dir, tmp_path, monkeypatch, tpu_buckets):
         def note(batch):
             tf.py_function(lambda s: seen.add(tuple(s.numpy())), [tf.shape(batch["input_ids"])], [])
             return batch
+
         return ds.map(note)
 
     encoder = TextEncoder.from_files(str(fixtures_dir / "spm.model"), do_lower_case=True)
     task = GlueTask("cola", str(data_dir), encoder, 64, str(tmp_path / "cache"))
     config = AlbertConfig.from_json_file(fixtures_dir / "albert_tiny" / "albert_config.json")
     opts = FineTuningOptions(
-        output_dir=str(tmp_path / f"out-{tpu_buckets}"), train_batch_size=4, train_step=12,
-        warmup_step=1, save_checkpoints_steps=12, learning_rate=1e-3, seed=3, verbose=0,
-        init_checkpoint=str(fixtures_dir / "albert_tiny" / "model.ckpt-best"), jit_compile=True,
-        tpu_buckets=tpu_buckets)
+        output_dir=str(tmp_path / f"out-{tpu_buckets}"),
+        train_batch_size=4,
+        train_step=12,
+        warmup_step=1,
+        save_checkpoints_steps=12,
+        learning_rate=1e-3,
+        seed=3,
+        verbose=0,
+        init_checkpoint=str(fixtures_dir / "albert_tiny" / "model.ckpt-best"),
+        jit_compile=True,
+        tpu_buckets=tpu_buckets,
+    )
     with monkeypatch.context() as patch:  # undone before the next run: spies never chain
         patch.setattr(finetuning, "records_dataset", spy)
         run_glue(config, task, opts, do_train=True)
@@ -48,8 +59,9 @@ def _shapes_fed(fixtures_dir, data_dir, tmp_path, monkeypatch, tpu_buckets):
     return seen
 
 
-def test_tpu_buckets_bound_the_shapes_a_compiled_training_run_sees(fixtures_dir, data_dir, tmp_path,
-                                                                    monkeypatch):
+def test_tpu_buckets_bound_the_shapes_a_compiled_training_run_sees(
+    fixtures_dir, data_dir, tmp_path, monkeypatch
+):
     few = _shapes_fed(fixtures_dir, data_dir, tmp_path, monkeypatch, True)
     fine = _shapes_fed(fixtures_dir, data_dir, tmp_path, monkeypatch, False)
     assert {s[1] for s in few} <= {16, 32, 64} and 1 <= len(few) <= 3, few

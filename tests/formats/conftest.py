@@ -1,4 +1,5 @@
 """The fixture's TF1 model and reference outputs, loaded once for the format tests."""
+
 import numpy as np
 import pytest
 
@@ -16,4 +17,3 @@ def tiny_pretrainer(fixtures_dir):
 @pytest.fixture(scope="session")
 def reference(fixtures_dir):
     return dict(np.load(fixtures_dir / "albert_tiny_reference.npz"))
-

@@ -2,6 +2,7 @@
 `*_google` releases load with the format detected, and give brightmart's own code's outputs
 (tests/data/fixtures/albert_zh, made by running that code); its configs read as they are; its
 pre-LN variant and a BERT checkpoint are refused in one line."""
+
 import json
 import pathlib
 import subprocess
@@ -17,9 +18,13 @@ from albert_tf.formats.tf1 import check_checkpoint_fits_config, read_original_ch
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 LAYOUTS = ["albert_zh_tiny", "albert_zh_tiny_google"]
-OUTPUTS = [("sequence_output", "sequence_output"), ("pooled_output", "pooled_output"),
-           ("embedding_output", "embedding_output"), ("sop_logits", "sentence_order_logits"),
-           ("mlm_logits", "masked_lm_logits")]
+OUTPUTS = [
+    ("sequence_output", "sequence_output"),
+    ("pooled_output", "pooled_output"),
+    ("embedding_output", "embedding_output"),
+    ("sop_logits", "sentence_order_logits"),
+    ("mlm_logits", "masked_lm_logits"),
+]
 
 
 def _maxdiff(a, b):
@@ -38,7 +43,10 @@ def test_outputs_equal_brightmarts_own_code(fixtures_dir, name):
     folder = fixtures_dir / "albert_zh"
     config, model, report = _load(folder / name)
     assert report.missing == [] and report.unused == []
-    assert any(n.endswith(("lamb_m", "adam_m")) for n in report.ignored) and "global_step" in report.ignored
+    assert (
+        any(n.endswith(("lamb_m", "adam_m")) for n in report.ignored)
+        and "global_step" in report.ignored
+    )
     ref = dict(np.load(folder / f"{name}_reference.npz"))
     inputs = {k: ref[k] for k in ("input_ids", "input_mask", "segment_ids", "masked_lm_positions")}
     out = model(inputs, training=False)
@@ -54,7 +62,10 @@ def test_brightmart_config_reads_as_is_and_folds_the_embedding(fixtures_dir):
     raw = json.loads((folder / "albert_zh_tiny" / "albert_config.json").read_text())
     config = AlbertConfig.from_json_file(folder / "albert_zh_tiny" / "albert_config.json")
     assert raw["embedding_size"] == 16 and config.embedding_size == config.hidden_size == 32
-    assert config.extra["ln_type"] == "postln" and config.extra["pooler_type"] == "first_token_transform"
+    assert (
+        config.extra["ln_type"] == "postln"
+        and config.extra["pooler_type"] == "first_token_transform"
+    )
     google = AlbertConfig.from_json_file(folder / "albert_zh_tiny_google" / "albert_config.json")
     assert google.embedding_size == 16  # Google's layout: factorized as released
     # the brightmart checkpoint against a Google-layout config: one line naming both
@@ -70,7 +81,10 @@ def test_pre_ln_and_bert_layouts_are_refused_in_one_line(fixtures_dir, tmp_path)
     assert "\n" not in str(err.value)
     # a BERT checkpoint (one scope per layer): neither Google's layout nor brightmart's
     with tf.Graph().as_default(), tf.compat.v1.Session() as sess:
-        for name in ("bert/embeddings/word_embeddings", "bert/encoder/layer_0/attention/self/query/kernel"):
+        for name in (
+            "bert/embeddings/word_embeddings",
+            "bert/encoder/layer_0/attention/self/query/kernel",
+        ):
             tf.compat.v1.get_variable(name, [4, 4])
         sess.run(tf.compat.v1.global_variables_initializer())
         tf.compat.v1.train.Saver().save(sess, str(tmp_path / "bert.ckpt"))
@@ -81,18 +95,36 @@ def test_pre_ln_and_bert_layouts_are_refused_in_one_line(fixtures_dir, tmp_path)
 
 def test_converter_writes_googles_layout_and_hugging_face(fixtures_dir, tmp_path):
     folder = fixtures_dir / "albert_zh" / "albert_zh_tiny"
-    convert_model(folder, tmp_path / "google" / "model.ckpt-1",
-                  albert_config_file=folder / "albert_config.json")
+    convert_model(
+        folder,
+        tmp_path / "google" / "model.ckpt-1",
+        albert_config_file=folder / "albert_config.json",
+    )
     written = read_original_checkpoint(tmp_path / "google" / "model.ckpt-1")
     assert "bert/encoder/transformer/group_0/inner_group_0/LayerNorm_1/gamma" in written
     assert written["bert/embeddings/word_embeddings"].shape == (484, 32)  # folded
     raw = read_original_checkpoint(folder / "model.ckpt")
     np.testing.assert_array_equal(
         written["bert/encoder/transformer/group_0/inner_group_0/attention_1/self/query/kernel"],
-        raw["bert/encoder/layer_shared/attention/self/query/kernel"])
-    r = subprocess.run([sys.executable, "-m", "albert_tf.convert", "--input", str(folder),
-                        "--output", str(tmp_path / "hf"), "--output_format", "huggingface"],
-                       capture_output=True, text=True, timeout=300, cwd=ROOT)
+        raw["bert/encoder/layer_shared/attention/self/query/kernel"],
+    )
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "albert_tf.convert",
+            "--input",
+            str(folder),
+            "--output",
+            str(tmp_path / "hf"),
+            "--output_format",
+            "huggingface",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     assert "loaded 30 variables, 0 missing, 0 unused" in r.stdout, r.stdout
 
@@ -101,7 +133,9 @@ def test_a_release_folder_with_a_stale_checkpoint_file(fixtures_dir, tmp_path):
     """brightmart's zips hold albert_model.ckpt.* and a `checkpoint` file naming another
     prefix: the folder still resolves to its one checkpoint."""
     import shutil
+
     from albert_tf.formats.tf1 import resolve_checkpoint_path
+
     src = fixtures_dir / "albert_zh" / "albert_zh_tiny"
     for f in src.glob("model.ckpt.*"):
         shutil.copy(f, tmp_path / f.name.replace("model.ckpt", "albert_model.ckpt"))

@@ -1,13 +1,18 @@
 import subprocess
 import sys
 
+import keras
 import numpy as np
 import pytest
-import keras
 import tensorflow as tf
 
-from albert_tf import (AlbertConfig, AlbertModel, AlbertPretrainer, load_original_checkpoint,
-                       save_original_checkpoint)
+from albert_tf import (
+    AlbertConfig,
+    AlbertModel,
+    AlbertPretrainer,
+    load_original_checkpoint,
+    save_original_checkpoint,
+)
 from albert_tf.formats.tf1 import read_original_checkpoint
 from albert_tf.modeling.names import original_variable_map
 
@@ -35,10 +40,14 @@ def test_encoder_only_reports_heads_unused(tiny_dir, tiny_config):
     report = load_original_checkpoint(AlbertModel(tiny_config), tiny_dir)  # a directory works too
     assert report.missing == []
     assert set(report.unused) == {
-        "cls/predictions/output_bias", "cls/predictions/transform/LayerNorm/beta",
-        "cls/predictions/transform/LayerNorm/gamma", "cls/predictions/transform/dense/bias",
-        "cls/predictions/transform/dense/kernel", "cls/seq_relationship/output_bias",
-        "cls/seq_relationship/output_weights"}
+        "cls/predictions/output_bias",
+        "cls/predictions/transform/LayerNorm/beta",
+        "cls/predictions/transform/LayerNorm/gamma",
+        "cls/predictions/transform/dense/bias",
+        "cls/predictions/transform/dense/kernel",
+        "cls/seq_relationship/output_bias",
+        "cls/seq_relationship/output_weights",
+    }
 
 
 def test_round_trip_is_bit_exact(tmp_path, tiny_dir, tiny_config):
@@ -49,10 +58,14 @@ def test_round_trip_is_bit_exact(tmp_path, tiny_dir, tiny_config):
     written = read_original_checkpoint(out)
     assert sorted(original) == sorted(written)
     for name, value in original.items():
-        assert written[name].dtype == value.dtype and written[name].tobytes() == value.tobytes(), name
+        assert written[name].dtype == value.dtype and written[name].tobytes() == value.tobytes(), (
+            name
+        )
     assert tf.train.load_checkpoint(out).get_tensor("global_step") == 7
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "model.ckpt-7.data-00000-of-00001", "model.ckpt-7.index"]
+        "model.ckpt-7.data-00000-of-00001",
+        "model.ckpt-7.index",
+    ]
     again = AlbertPretrainer(tiny_config)
     load_original_checkpoint(again, out)
     for a, b in zip(model.weights, again.weights):
@@ -63,13 +76,18 @@ def test_hub_module_prefix(tmp_path, tiny_dir, tiny_config):
     values = read_original_checkpoint(tiny_dir / "model.ckpt-best")
     prefix = str(tmp_path / "hub")
     names = sorted(values)
-    tf.raw_ops.SaveV2(prefix=prefix, tensor_names=["module/" + n for n in names],
-                      shape_and_slices=[""] * len(names), tensors=[values[n] for n in names])
+    tf.raw_ops.SaveV2(
+        prefix=prefix,
+        tensor_names=["module/" + n for n in names],
+        shape_and_slices=[""] * len(names),
+        tensors=[values[n] for n in names],
+    )
     model = AlbertPretrainer(tiny_config)
     report = load_original_checkpoint(model, prefix)
     assert report.missing == [] and len(report.loaded) == 32
-    np.testing.assert_array_equal(model.albert.word_embeddings.embeddings,
-                                  values["bert/embeddings/word_embeddings"])
+    np.testing.assert_array_equal(
+        model.albert.word_embeddings.embeddings, values["bert/embeddings/word_embeddings"]
+    )
 
 
 def test_shape_mismatch_names_variable_and_shapes(tiny_dir, tiny_config):
@@ -102,13 +120,22 @@ def test_missing_checkpoint_errors(tmp_path, tiny_config):
 
 
 def test_sharing_ablation_round_trip(tmp_path):
-    config = AlbertConfig(vocab_size=30, embedding_size=8, hidden_size=8, num_hidden_layers=3,
-                          num_attention_heads=2, intermediate_size=12, sharing="attention",
-                          max_position_embeddings=8)
+    config = AlbertConfig(
+        vocab_size=30,
+        embedding_size=8,
+        hidden_size=8,
+        num_hidden_layers=3,
+        num_attention_heads=2,
+        intermediate_size=12,
+        sharing="attention",
+        max_position_embeddings=8,
+    )
     model = AlbertModel(config)
     names = original_variable_map(model)
     assert "bert/encoder/transformer/group_2/inner_group_0/ffn_1/intermediate/dense/kernel" in names
-    assert "bert/encoder/transformer/group_1/inner_group_0/attention_1/self/query/kernel" not in names
+    assert (
+        "bert/encoder/transformer/group_1/inner_group_0/attention_1/self/query/kernel" not in names
+    )
     save_original_checkpoint(model, tmp_path / "ablation")
     other = AlbertModel(config)
     assert load_original_checkpoint(other, tmp_path / "ablation").missing == []
@@ -133,33 +160,57 @@ def test_keras_formats_round_trip(tmp_path, tiny_dir, tiny_config, fixtures_dir)
 
 
 def test_convert_cli(tmp_path, tiny_dir):
-    run = lambda *a: subprocess.run([sys.executable, "-m", "albert_tf.convert", *a],
-                                    capture_output=True, text=True, timeout=300)
+    run = lambda *a: subprocess.run(
+        [sys.executable, "-m", "albert_tf.convert", *a], capture_output=True, text=True, timeout=300
+    )
     cfg = str(tiny_dir / "albert_config.json")
-    r = run("--albert_config_file", cfg, "--input", str(tiny_dir / "model.ckpt-best"),
-            "--output", str(tmp_path / "w.weights.h5"))
+    r = run(
+        "--albert_config_file",
+        cfg,
+        "--input",
+        str(tiny_dir / "model.ckpt-best"),
+        "--output",
+        str(tmp_path / "w.weights.h5"),
+    )
     assert r.returncode == 0, r.stderr
     assert "loaded 32 variables" in r.stdout
-    r = run("--albert_config_file", cfg, "--input", str(tmp_path / "w.weights.h5"),
-            "--output", str(tmp_path / "back" / "model.ckpt-1"))
+    r = run(
+        "--albert_config_file",
+        cfg,
+        "--input",
+        str(tmp_path / "w.weights.h5"),
+        "--output",
+        str(tmp_path / "back" / "model.ckpt-1"),
+    )
     assert r.returncode == 0, r.stderr
     original = read_original_checkpoint(tiny_dir / "model.ckpt-best")
     back = read_original_checkpoint(tmp_path / "back" / "model.ckpt-1")
     assert all(back[n].tobytes() == v.tobytes() for n, v in original.items())
-    r = run("--albert_config_file", cfg, "--input", str(tmp_path / "missing.weights.h5"),
-            "--output", str(tmp_path / "x.weights.h5"))
+    r = run(
+        "--albert_config_file",
+        cfg,
+        "--input",
+        str(tmp_path / "missing.weights.h5"),
+        "--output",
+        str(tmp_path / "x.weights.h5"),
+    )
     assert r.returncode == 2 and "missing.weights.h5" in r.stderr
     assert not (tmp_path / "x.weights.h5").exists()
 
 
-@pytest.mark.parametrize("kind", ["classifier", "regression", "multiple_choice", "squad_v1", "squad_v2"])
+@pytest.mark.parametrize(
+    "kind", ["classifier", "regression", "multiple_choice", "squad_v1", "squad_v2"]
+)
 def test_task_models_round_trip_as_keras_files(kind, tmp_path, tiny_config):
     from albert_tf import AlbertClassifier, AlbertMultipleChoice, AlbertSquadV1, AlbertSquadV2
-    model = {"classifier": lambda: AlbertClassifier(tiny_config, 3, dropout_prob=0.2),
-             "regression": lambda: AlbertClassifier(tiny_config, 1, is_regression=True),
-             "multiple_choice": lambda: AlbertMultipleChoice(tiny_config, num_choices=3),
-             "squad_v1": lambda: AlbertSquadV1(tiny_config),
-             "squad_v2": lambda: AlbertSquadV2(tiny_config, start_n_top=2, end_n_top=3)}[kind]()
+
+    model = {
+        "classifier": lambda: AlbertClassifier(tiny_config, 3, dropout_prob=0.2),
+        "regression": lambda: AlbertClassifier(tiny_config, 1, is_regression=True),
+        "multiple_choice": lambda: AlbertMultipleChoice(tiny_config, num_choices=3),
+        "squad_v1": lambda: AlbertSquadV1(tiny_config),
+        "squad_v2": lambda: AlbertSquadV2(tiny_config, start_n_top=2, end_n_top=3),
+    }[kind]()
     path = tmp_path / f"{kind}.keras"
     model.save(path)
     loaded = keras.models.load_model(path)

@@ -1,4 +1,5 @@
 """A .keras file of any albert_tf model loads in a fresh process after just `import albert_tf`."""
+
 import subprocess
 import sys
 
@@ -9,9 +10,12 @@ def test_load_model_in_a_fresh_process(fixtures_dir, tmp_path):
     config = AlbertConfig.from_json_file(str(fixtures_dir / "albert_tiny" / "albert_config.json"))
     path = tmp_path / "classifier.keras"
     AlbertClassifier(config, num_labels=3).save(str(path))
-    script = ("import albert_tf, sys; m = albert_tf.load_model(sys.argv[1]); "
-              "print(type(m).__name__, m.num_labels)")
-    out = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True,
-                         timeout=600)
+    script = (
+        "import albert_tf, sys; m = albert_tf.load_model(sys.argv[1]); "
+        "print(type(m).__name__, m.num_labels)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=600
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["AlbertClassifier", "3"]

@@ -1,12 +1,18 @@
 """keras-hub presets both ways: keras-hub's own AlbertBackbone/AlbertTokenizer load an export and
 reproduce Google's reference outputs; presets and live backbones import back."""
+
+import keras_hub
 import numpy as np
 import pytest
 import sentencepiece as spm
 
-keras_hub = pytest.importorskip("keras_hub")
-
-from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainer, export_keras_hub_preset, load_keras_hub
+from albert_tf import (
+    AlbertConfig,
+    AlbertModel,
+    AlbertPretrainer,
+    export_keras_hub_preset,
+    load_keras_hub,
+)
 from albert_tf.formats.keras_hub import backbone_kwargs, to_backbone
 from albert_tf.modeling.names import original_variable_map
 
@@ -14,13 +20,19 @@ TOL = dict(rtol=0, atol=1e-5)
 
 
 def _kh_inputs(ref):
-    return {"token_ids": ref["input_ids"], "segment_ids": ref["segment_ids"],
-            "padding_mask": ref["input_mask"]}
+    return {
+        "token_ids": ref["input_ids"],
+        "segment_ids": ref["segment_ids"],
+        "padding_mask": ref["input_mask"],
+    }
 
 
 def _our_inputs(ref):
-    return {"input_ids": ref["input_ids"], "segment_ids": ref["segment_ids"],
-            "input_mask": ref["input_mask"]}
+    return {
+        "input_ids": ref["input_ids"],
+        "segment_ids": ref["segment_ids"],
+        "input_mask": ref["input_mask"],
+    }
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +45,9 @@ def preset(tmp_path_factory, tiny_pretrainer, fixtures_dir):
 def test_keras_hub_loads_export_and_matches_reference(preset, reference, fixtures_dir):
     folder, report = preset
     assert len(report.written) == 30 and report.left_out == [
-        "cls/seq_relationship/output_bias", "cls/seq_relationship/output_weights"]
+        "cls/seq_relationship/output_bias",
+        "cls/seq_relationship/output_weights",
+    ]
     backbone = keras_hub.models.AlbertBackbone.from_preset(str(folder))
     out = backbone(_kh_inputs(reference))
     np.testing.assert_allclose(out["sequence_output"], reference["sequence_output"], **TOL)
@@ -56,9 +70,13 @@ def test_masked_lm_task_differs_only_by_its_layer_norm_epsilon(preset, reference
 def test_preset_imports_back(preset, reference, tiny_pretrainer):
     model, report = load_keras_hub(preset[0])
     assert isinstance(model, AlbertPretrainer) and model.config == tiny_pretrainer.config.replace(
-        attention_probs_dropout_prob=0.0, hidden_dropout_prob=0.0)
+        attention_probs_dropout_prob=0.0, hidden_dropout_prob=0.0
+    )
     assert len(report.loaded) == 30 and report.unused == []
-    assert report.missing == ["cls/seq_relationship/output_bias", "cls/seq_relationship/output_weights"]
+    assert report.missing == [
+        "cls/seq_relationship/output_bias",
+        "cls/seq_relationship/output_weights",
+    ]
     out = model({**_our_inputs(reference), "masked_lm_positions": reference["masked_lm_positions"]})
     np.testing.assert_allclose(out["sequence_output"], reference["sequence_output"], **TOL)
     np.testing.assert_allclose(out["mlm_logits"], reference["masked_lm_logits"], **TOL)
@@ -81,14 +99,24 @@ def test_live_backbone_into_pretrainer_reports_heads_missing(tiny_pretrainer, re
     model, report = load_keras_hub(backbone, model=target)
     assert model is target and len(report.loaded) == 25
     assert report.missing and all(n.startswith("cls/") for n in report.missing)
-    np.testing.assert_allclose(model.albert(_our_inputs(reference))["pooled_output"],
-                               reference["pooled_output"], **TOL)
+    np.testing.assert_allclose(
+        model.albert(_our_inputs(reference))["pooled_output"], reference["pooled_output"], **TOL
+    )
 
 
 def test_groups_inner_groups_and_no_projection_cross_load(reference):
-    config = AlbertConfig(vocab_size=1000, embedding_size=32, hidden_size=32, num_hidden_layers=4,
-                          num_hidden_groups=2, inner_group_num=2, num_attention_heads=4,
-                          intermediate_size=48, max_position_embeddings=64, initializer_range=0.3)
+    config = AlbertConfig(
+        vocab_size=1000,
+        embedding_size=32,
+        hidden_size=32,
+        num_hidden_layers=4,
+        num_hidden_groups=2,
+        inner_group_num=2,
+        num_attention_heads=4,
+        intermediate_size=48,
+        max_position_embeddings=64,
+        initializer_range=0.3,
+    )
     ours = AlbertModel(config)
     assert ours.embedding.projection is None  # E == H: exported as an exact identity
     backbone = to_backbone(ours)
@@ -103,12 +131,23 @@ def test_groups_inner_groups_and_no_projection_cross_load(reference):
         load_keras_hub(backbone)
 
 
-@pytest.mark.parametrize("change, message", [
-    (dict(sharing="ffn"), "sharing='ffn'"),
-    (dict(num_hidden_groups=3), "divisible by num_hidden_groups"),
-    (dict(hidden_act="relu"), "hidden_act='relu'")])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(sharing="ffn"), "sharing='ffn'"),
+        (dict(num_hidden_groups=3), "divisible by num_hidden_groups"),
+        (dict(hidden_act="relu"), "hidden_act='relu'"),
+    ],
+)
 def test_refuses_what_keras_hub_cannot_compute(change, message):
-    config = AlbertConfig(vocab_size=10, embedding_size=4, hidden_size=4, num_hidden_layers=4,
-                          num_attention_heads=1, intermediate_size=4, **change)
+    config = AlbertConfig(
+        vocab_size=10,
+        embedding_size=4,
+        hidden_size=4,
+        num_hidden_layers=4,
+        num_attention_heads=1,
+        intermediate_size=4,
+        **change,
+    )
     with pytest.raises(ValueError, match=message):
         backbone_kwargs(config)

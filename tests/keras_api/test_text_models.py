@@ -2,22 +2,28 @@
 the logits of the Python feature path; fit takes lists, pandas columns and tf.data of strings;
 compile() defaults to Google's AdamW schedule; `.keras` files carry the tokenizer;
 from_pretrained loads Google's release folder exactly."""
+
 import shutil
 
 import numpy as np
 import pandas as pd
 import pytest
+from repo_paths import DATA, FIXTURES
 import tensorflow as tf
 
 import albert_tf
-from albert_tf import (AlbertTextClassifier, AlbertTextMultipleChoice, AlbertTextSpanExtractor,
-                       AdamWeightDecay, WarmupPolynomialDecay)
+from albert_tf import (
+    AdamWeightDecay,
+    AlbertTextClassifier,
+    AlbertTextMultipleChoice,
+    AlbertTextSpanExtractor,
+    WarmupPolynomialDecay,
+)
 from albert_tf.core.errors import InputError
+from albert_tf.tasks.glue.processors import get_processor
 from albert_tf.tasks.glue.task import example_to_record
 from albert_tf.tasks.race.data import encode_race_example, read_race_examples
 from albert_tf.text.encoding import TextEncoder
-from repo_paths import DATA, FIXTURES
-from albert_tf.tasks.glue.processors import get_processor
 
 RELEASE = FIXTURES / "albert_tiny"
 KEYS = ("input_ids", "input_mask", "segment_ids")
@@ -31,34 +37,45 @@ def encoder():
 @pytest.fixture(scope="module")
 def mrpc():
     examples = get_processor("mrpc").get_dev_examples(str(DATA / "MRPC"))[:8]
-    return pd.DataFrame({"a": [e.text_a for e in examples], "b": [e.text_b for e in examples],
-                         "label": [int(e.label) for e in examples]}), examples
+    return pd.DataFrame(
+        {
+            "a": [e.text_a for e in examples],
+            "b": [e.text_b for e in examples],
+            "label": [int(e.label) for e in examples],
+        }
+    ), examples
 
 
 @pytest.fixture(scope="module")
 def race():
     examples = read_race_examples(str(DATA), "train") + read_race_examples(str(DATA), "test")
-    x = {"article": [e.article for e in examples], "question": [e.question for e in examples],
-         "options": [list(e.options) for e in examples]}
+    x = {
+        "article": [e.article for e in examples],
+        "question": [e.question for e in examples],
+        "options": [list(e.options) for e in examples],
+    }
     return x, [e.label for e in examples], examples
 
 
 @pytest.fixture(scope="module")
 def classifier():
-    return AlbertTextClassifier.from_pretrained(RELEASE, num_labels=2, sequence_length=32,
-                                                text_pair=True)
+    return AlbertTextClassifier.from_pretrained(
+        RELEASE, num_labels=2, sequence_length=32, text_pair=True
+    )
 
 
 def test_from_pretrained_equals_the_original_encoder(classifier):
     """Padding-free (the text models' default): Google's outputs at real positions, zeros at
     padding; the padded computation (set_padding_free False) equals them everywhere."""
     from albert_tf.modeling.padding_free import set_padding_free
+
     ref = np.load(FIXTURES / "albert_tiny_reference.npz")
     real = ref["input_mask"].astype(bool)
     assert classifier.albert.encoder.padding_free and not real.all()
     out = classifier.albert({k: ref[k] for k in KEYS}, training=False)
-    np.testing.assert_allclose(out["sequence_output"].numpy()[real], ref["sequence_output"][real],
-                               atol=2e-5)
+    np.testing.assert_allclose(
+        out["sequence_output"].numpy()[real], ref["sequence_output"][real], atol=2e-5
+    )
     assert np.all(out["sequence_output"].numpy()[~real] == 0)
     np.testing.assert_allclose(out["pooled_output"], ref["pooled_output"], atol=2e-5)
     set_padding_free(classifier, False)
@@ -84,8 +101,7 @@ def test_raw_strings_give_the_logits_of_the_glue_features(classifier, mrpc, enco
 
 def test_raw_strings_give_the_logits_of_the_race_features(race, encoder):
     x, _, examples = race
-    model = AlbertTextMultipleChoice.from_pretrained(RELEASE, sequence_length=40,
-                                                     max_qa_length=12)
+    model = AlbertTextMultipleChoice.from_pretrained(RELEASE, sequence_length=40, max_qa_length=12)
     got = model.predict(x, batch_size=4, verbose=0)
     records = [encode_race_example(e, encoder, 40, 12) for e in examples]
     features = {k: np.array([r[k] for r in records], np.int32) for k in KEYS}
@@ -111,13 +127,18 @@ def test_fit_on_a_list_a_pandas_column_and_tf_data_with_default_compile(mrpc):
     assert (schedule.init_lr, schedule.num_train_steps, schedule.num_warmup_steps) == (2e-5, 12, 1)
     assert float(schedule(0)) == 0 and float(schedule(6)) == pytest.approx(1e-5)
     steps = [int(opt.iterations.numpy())]
-    for x, y in ((df.a, df.label),
-                 (tf.data.Dataset.from_tensor_slices((df.a.values, df.label.values)), None)):
+    for x, y in (
+        (df.a, df.label),
+        (tf.data.Dataset.from_tensor_slices((df.a.values, df.label.values)), None),
+    ):
         history = model.fit(x, y, batch_size=2, epochs=1, verbose=0)
         assert np.isfinite(history.history["loss"]).all()
         steps.append(int(model.optimizer.iterations.numpy()))
-    features = tf.data.Dataset.from_tensor_slices((df.a.values, df.label.values)).batch(2).map(
-        model.preprocessor)  # feature dicts pass through fit untouched
+    features = (
+        tf.data.Dataset.from_tensor_slices((df.a.values, df.label.values))
+        .batch(2)
+        .map(model.preprocessor)
+    )  # feature dicts pass through fit untouched
     model.fit(features, verbose=0)
     steps.append(int(model.optimizer.iterations.numpy()))
     assert steps == [12, 16, 20, 24] and model.optimizer is opt  # later fits keep the schedule
@@ -127,6 +148,7 @@ def test_fit_on_a_list_a_pandas_column_and_tf_data_with_default_compile(mrpc):
 
 def test_compile_arguments_set_the_schedule(classifier, mrpc):
     from albert_tf.keras_api import data
+
     df, _ = mrpc
     config = albert_tf.AlbertConfig.from_json_file(str(RELEASE / "albert_config.json"))
     fresh = AlbertTextClassifier(config, num_labels=2, preprocessor=classifier.preprocessor)
@@ -138,7 +160,8 @@ def test_compile_arguments_set_the_schedule(classifier, mrpc):
     endless = tf.data.Dataset.from_tensor_slices((df.a.values, df.label.values)).repeat()
     with pytest.raises(ValueError, match="steps_per_epoch"):
         AlbertTextClassifier(config, num_labels=2, preprocessor=classifier.preprocessor).fit(
-            endless.batch(2))
+            endless.batch(2)
+        )
 
 
 def test_keras_file_carries_the_tokenizer(tmp_path, mrpc):
@@ -169,8 +192,12 @@ def test_from_pretrained_of_a_run_output_dir_keeps_the_fine_tuned_head(tmp_path,
     with pytest.raises(InputError, match="albert_config.json"):
         AlbertTextClassifier.from_pretrained(out)
     loaded = AlbertTextClassifier.from_pretrained(
-        out, albert_config_file=RELEASE / "albert_config.json",
-        spm_model_file=RELEASE / "30k-clean.model", sequence_length=32, text_pair=True)
+        out,
+        albert_config_file=RELEASE / "albert_config.json",
+        spm_model_file=RELEASE / "30k-clean.model",
+        sequence_length=32,
+        text_pair=True,
+    )
     for a, b in zip(loaded.weights, classifier.weights):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
     empty = tmp_path / "empty"
@@ -192,10 +219,11 @@ def test_raw_text_savedmodel_serves_strings(tmp_path, classifier, mrpc):
 
 
 def test_span_extractor_predicts_answer_text_and_offsets(encoder):
-    model = AlbertTextSpanExtractor.from_pretrained(RELEASE, sequence_length=40,
-                                                    max_query_length=8)
-    x = {"question": ["Who likes apples?", "Empty?"],
-         "context": ["Rose  and Paul like THE apples very much, said Jenny.", ""]}
+    model = AlbertTextSpanExtractor.from_pretrained(RELEASE, sequence_length=40, max_query_length=8)
+    x = {
+        "question": ["Who likes apples?", "Empty?"],
+        "context": ["Rose  and Paul like THE apples very much, said Jenny.", ""],
+    }
     out = model.predict(x, verbose=0)
     assert out["answer_start"][1] == -1 and out["answer_text"][1] == ""
     start, end = out["answer_start"][0], out["answer_end"][0]
@@ -207,22 +235,27 @@ def test_span_extractor_predicts_answer_text_and_offsets(encoder):
     k = pieces.index("▁the")
     logits = np.full((2, 40), -10.0, np.float32)
     logits[0, offset + k] = 10.0
-    fake = {"start_logits": logits, "end_logits": logits.copy(),
-            "context_offset": ids["context_offset"].numpy(),
-            "context_length": ids["context_length"].numpy()}
+    fake = {
+        "start_logits": logits,
+        "end_logits": logits.copy(),
+        "context_offset": ids["context_offset"].numpy(),
+        "context_length": ids["context_length"].numpy(),
+    }
     got = model._postprocess(x, fake)
     assert got["answer_text"][0] == "THE"
-    assert x["context"][0][got["answer_start"][0]:got["answer_end"][0]] == "THE"
+    assert x["context"][0][got["answer_start"][0] : got["answer_end"][0]] == "THE"
 
 
 def test_multiple_choice_and_span_keras_files_round_trip(tmp_path, race):
     x, _, _ = race
     mc = AlbertTextMultipleChoice.from_pretrained(RELEASE, sequence_length=24, max_qa_length=8)
-    span = AlbertTextSpanExtractor.from_pretrained(RELEASE, sequence_length=24,
-                                                   max_query_length=6, max_answer_length=5)
-    inputs = [{k: tf.constant(v[:2]) for k, v in x.items()},
-              {"question": tf.constant(x["question"][:2]),
-               "context": tf.constant(x["article"][:2])}]
+    span = AlbertTextSpanExtractor.from_pretrained(
+        RELEASE, sequence_length=24, max_query_length=6, max_answer_length=5
+    )
+    inputs = [
+        {k: tf.constant(v[:2]) for k, v in x.items()},
+        {"question": tf.constant(x["question"][:2]), "context": tf.constant(x["article"][:2])},
+    ]
     for model, x_model in zip((mc, span), inputs):
         path = tmp_path / f"{model.name}.keras"
         model.save(path)
@@ -243,18 +276,22 @@ def test_strings_without_a_preprocessor_fail_clearly():
         model.predict(["text"])
 
 
-@pytest.mark.parametrize("cls", ["AlbertTextClassifier", "AlbertTextMultipleChoice",
-                                 "AlbertTextSpanExtractor"])
+@pytest.mark.parametrize(
+    "cls", ["AlbertTextClassifier", "AlbertTextMultipleChoice", "AlbertTextSpanExtractor"]
+)
 def test_default_lengths_fit_the_release_and_too_long_fails_at_construction(cls):
     """albert_tiny has 64 positions: from_pretrained's default length is 64 (not 128 / 512 /
     384), the other lengths cut in proportion, and the first fit works; an explicit length
     over 64 fails when the model is built, in one line, not deep inside Keras."""
     import albert_tf
     from albert_tf.core.errors import InputError
+
     model_cls = getattr(albert_tf, cls)
     model = model_cls.from_pretrained(RELEASE)
     assert model.preprocessor.sequence_length == 64
-    with pytest.raises(InputError, match="sequence_length 65 exceeds the model's max_position_embeddings 64") as err:
+    with pytest.raises(
+        InputError, match="sequence_length 65 exceeds the model's max_position_embeddings 64"
+    ) as err:
         model_cls.from_pretrained(RELEASE, sequence_length=65)
     assert "\n" not in str(err.value)
     if cls == "AlbertTextClassifier":

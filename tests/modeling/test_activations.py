@@ -1,4 +1,5 @@
 """The activations by config name, and the training GELU's hand-written gradient."""
+
 import numpy as np
 import pytest
 import tensorflow as tf

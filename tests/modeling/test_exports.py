@@ -1,13 +1,14 @@
 """Keras' own model.export (SavedModel and LiteRT) of every task model, no signature given."""
+
 import numpy as np
 import pytest
+from repo_paths import FIXTURES
 import tensorflow as tf
 
 from albert_tf import AlbertClassifier, AlbertMultipleChoice, AlbertSquadV1, AlbertSquadV2
 from albert_tf.core.config import AlbertConfig
 from albert_tf.modeling.albert_model import AlbertModel, AlbertPretrainer
 from albert_tf.modeling.model_base import flat_outputs
-from repo_paths import FIXTURES
 
 CONFIG = AlbertConfig.from_json_file(FIXTURES / "albert_tiny" / "albert_config.json")
 MODELS = {
@@ -25,22 +26,26 @@ def features(model, batch=2, length=10, seed=0):
     rng = np.random.default_rng(seed)
     if isinstance(model, AlbertMultipleChoice):
         length *= model.num_choices  # Google's flattened [B, C·L] records
-    f = {"input_ids": rng.integers(0, CONFIG.vocab_size, (batch, length)),
-         "input_mask": np.ones((batch, length)), "segment_ids": np.zeros((batch, length))}
+    f = {
+        "input_ids": rng.integers(0, CONFIG.vocab_size, (batch, length)),
+        "input_mask": np.ones((batch, length)),
+        "segment_ids": np.zeros((batch, length)),
+    }
     f["input_mask"][0, -3:] = 0
-    f["segment_ids"][:, length // 2:] = 1
+    f["segment_ids"][:, length // 2 :] = 1
     if isinstance(model, AlbertPretrainer):
         f["masked_lm_positions"] = rng.integers(0, length, (batch, 4))
     if isinstance(model, AlbertSquadV2):
-        f["p_mask"] = (rng.random((batch, length)) < 0.3)
+        f["p_mask"] = rng.random((batch, length)) < 0.3
     return {k: tf.constant(v, tf.int32) for k, v in f.items()}
 
 
 def assert_close(got, want):
     assert sorted(got) == sorted(want)
     for name in want:
-        np.testing.assert_allclose(np.asarray(got[name]), np.asarray(want[name]), atol=1e-5,
-                                   rtol=0, err_msg=name)
+        np.testing.assert_allclose(
+            np.asarray(got[name]), np.asarray(want[name]), atol=1e-5, rtol=0, err_msg=name
+        )
 
 
 @pytest.mark.parametrize("kind", sorted(MODELS))

@@ -1,12 +1,12 @@
-import numpy as np
-import pytest
 import keras
+import numpy as np
+from numpy_albert import forward as numpy_forward
+import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainer, load_original_checkpoint
-from albert_tf.modeling.names import original_variable_map
 from albert_tf.modeling.losses import masked_lm_loss, sentence_order_loss
-from numpy_albert import forward as numpy_forward
+from albert_tf.modeling.names import original_variable_map
 
 TOL = 1e-5
 
@@ -25,10 +25,16 @@ def maxdiff(a, b):
     return float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64))))
 
 
-@pytest.mark.parametrize("ours,theirs", [
-    ("sequence_output", "sequence_output"), ("pooled_output", "pooled_output"),
-    ("embedding_output", "embedding_output"), ("sop_logits", "sentence_order_logits"),
-    ("mlm_logits", "masked_lm_logits")])
+@pytest.mark.parametrize(
+    "ours,theirs",
+    [
+        ("sequence_output", "sequence_output"),
+        ("pooled_output", "pooled_output"),
+        ("embedding_output", "embedding_output"),
+        ("sop_logits", "sentence_order_logits"),
+        ("mlm_logits", "masked_lm_logits"),
+    ],
+)
 def test_fixture_parity(tiny, ours, theirs):
     _, ref, out = tiny
     assert out[ours].shape == ref[theirs].shape
@@ -42,7 +48,9 @@ def test_fixture_parity_every_layer_and_log_probs(tiny):
         assert maxdiff(mine, theirs) < TOL
     log_probs = keras.ops.log_softmax(out["mlm_logits"], axis=-1)
     assert maxdiff(log_probs, ref["masked_lm_log_probs"]) < TOL
-    assert maxdiff(keras.ops.log_softmax(out["sop_logits"], -1), ref["sentence_order_log_probs"]) < TOL
+    assert (
+        maxdiff(keras.ops.log_softmax(out["sop_logits"], -1), ref["sentence_order_log_probs"]) < TOL
+    )
 
 
 def test_fixture_losses(tiny):
@@ -53,17 +61,25 @@ def test_fixture_losses(tiny):
     assert abs(float(sop) - float(ref["sentence_order_loss"])) < TOL
 
 
-@pytest.mark.parametrize("preset,count", [("albert_base_v2", 11_683_584), ("albert_large_v2", 17_683_968),
-                                          ("albert_xlarge_v2", 58_724_864),
-                                          ("albert_xxlarge_v2", 222_595_584)])
+@pytest.mark.parametrize(
+    "preset,count",
+    [
+        ("albert_base_v2", 11_683_584),
+        ("albert_large_v2", 17_683_968),
+        ("albert_xlarge_v2", 58_724_864),
+        ("albert_xxlarge_v2", 222_595_584),
+    ],
+)
 def test_parameter_counts_of_releases(preset, count):
     model = AlbertModel(AlbertConfig.from_preset(preset))
     assert model.count_params() == count
     keras.backend.clear_session()
 
 
-@pytest.mark.parametrize("sharing,count", [("all", 11_683_584), ("attention", 63_647_232),
-                                           ("ffn", 37_686_528), ("none", 89_650_176)])
+@pytest.mark.parametrize(
+    "sharing,count",
+    [("all", 11_683_584), ("attention", 63_647_232), ("ffn", 37_686_528), ("none", 89_650_176)],
+)
 def test_parameter_counts_of_sharing_ablation(sharing, count):
     model = AlbertModel(AlbertConfig.from_preset("albert_base_v2", sharing=sharing))
     assert model.count_params() == count
@@ -71,9 +87,17 @@ def test_parameter_counts_of_sharing_ablation(sharing, count):
 
 
 def small_config(**kw):
-    base = dict(vocab_size=50, embedding_size=8, hidden_size=16, num_hidden_layers=5,
-                num_hidden_groups=1, num_attention_heads=2, intermediate_size=24,
-                inner_group_num=1, max_position_embeddings=16)
+    base = dict(
+        vocab_size=50,
+        embedding_size=8,
+        hidden_size=16,
+        num_hidden_layers=5,
+        num_hidden_groups=1,
+        num_attention_heads=2,
+        intermediate_size=24,
+        inner_group_num=1,
+        max_position_embeddings=16,
+    )
     base.update(kw)
     return AlbertConfig(**base)
 
@@ -100,8 +124,9 @@ def check_against_numpy(model, config, **groups):
     batch = random_batch(config)
     out = model(batch, training=False)
     w = {n: np.asarray(v, np.float64) for n, v in original_variable_map(model).items()}
-    ref_outs, ref_pooled = numpy_forward(w, config.to_dict(), batch["input_ids"],
-                                         batch["input_mask"], batch["segment_ids"], **groups)
+    ref_outs, ref_pooled = numpy_forward(
+        w, config.to_dict(), batch["input_ids"], batch["input_mask"], batch["segment_ids"], **groups
+    )
     assert len(out["encoder_outputs"]) == len(ref_outs)
     for mine, theirs in zip(out["encoder_outputs"], ref_outs):
         assert maxdiff(mine, theirs) < 1e-4
@@ -116,7 +141,10 @@ def test_groups_and_inner_groups_follow_googles_layout(groups, inner):
     names = original_variable_map(model)
     for g in range(groups):
         for k in range(inner):
-            assert f"bert/encoder/transformer/group_{g}/inner_group_{k}/attention_1/self/query/kernel" in names
+            assert (
+                f"bert/encoder/transformer/group_{g}/inner_group_{k}/attention_1/self/query/kernel"
+                in names
+            )
     assert not any(f"/group_{groups}/" in n for n in names)
     check_against_numpy(model, config)
     assert len(model(random_batch(config))["encoder_outputs"]) == 5 * inner
@@ -129,9 +157,11 @@ def test_sharing_ablations_layout(sharing):
     randomize(model)
     shared = lambda i: 0
     own = lambda i: i
-    groups = {"attention": dict(attention_group=shared, ffn_group=own),
-              "ffn": dict(attention_group=own, ffn_group=shared),
-              "none": dict(attention_group=own, ffn_group=own)}[sharing]
+    groups = {
+        "attention": dict(attention_group=shared, ffn_group=own),
+        "ffn": dict(attention_group=own, ffn_group=shared),
+        "none": dict(attention_group=own, ffn_group=own),
+    }[sharing]
     check_against_numpy(model, config, **groups)
 
 
@@ -162,7 +192,9 @@ def test_embedding_projection_only_when_sizes_differ():
 def test_default_mask_and_segments_and_bare_ids():
     model = AlbertModel(small_config())
     ids = random_batch(model.config)["input_ids"]
-    full = model({"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids)})
+    full = model(
+        {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids)}
+    )
     assert maxdiff(model({"input_ids": ids})["sequence_output"], full["sequence_output"]) == 0
     assert maxdiff(model(ids)["pooled_output"], full["pooled_output"]) == 0
 
@@ -196,13 +228,18 @@ def test_dropout_only_in_training():
 @pytest.mark.parametrize("act", ["gelu", "gelu_new", "gelu_exact", "relu", "tanh", "linear"])
 def test_activations(act):
     from albert_tf.modeling.activations import get_activation
+
     x = np.linspace(-3, 3, 13).astype("float32")
     y = np.asarray(get_activation(act)(x))
-    from math import erf, sqrt, pi, tanh
+    from math import erf, pi, sqrt, tanh
+
     expect = {
-        "gelu": [0.5 * v * (1 + tanh(sqrt(2 / pi) * (v + 0.044715 * v ** 3))) for v in x],
+        "gelu": [0.5 * v * (1 + tanh(sqrt(2 / pi) * (v + 0.044715 * v**3))) for v in x],
         "gelu_exact": [0.5 * v * (1 + erf(v / sqrt(2))) for v in x],
-        "relu": np.maximum(x, 0), "tanh": np.tanh(x), "linear": x}
+        "relu": np.maximum(x, 0),
+        "tanh": np.tanh(x),
+        "linear": x,
+    }
     expect["gelu_new"] = expect["gelu"]
     assert maxdiff(y, expect[act]) < 1e-6
 
@@ -225,8 +262,11 @@ def test_pretrainer_fits_and_jit_compiles():
             return self.inner(x)["mlm_logits"]
 
     wrapped = Wrapped()
-    wrapped.compile(optimizer=keras.optimizers.Adam(1e-2), jit_compile=True,
-                    loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    wrapped.compile(
+        optimizer=keras.optimizers.Adam(1e-2),
+        jit_compile=True,
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     hist = wrapped.fit(feats, labels, epochs=30, batch_size=4, verbose=0)
     assert hist.history["loss"][-1] < 0.5 * hist.history["loss"][0]
 
@@ -238,7 +278,9 @@ def test_bfloat16_policy_close_to_float32(tiny):
         low = AlbertPretrainer(model.config)
         for a, b in zip(low.weights, model.weights):
             a.assign(b)
-        inputs = {k: ref[k] for k in ("input_ids", "input_mask", "segment_ids", "masked_lm_positions")}
+        inputs = {
+            k: ref[k] for k in ("input_ids", "input_mask", "segment_ids", "masked_lm_positions")
+        }
         res = low(inputs)
         assert low.albert.encoder.attention_sublayers[0].layer_norm.compute_dtype == "float32"
         assert res["mlm_logits"].dtype == "float32"

@@ -2,6 +2,7 @@
 only gives the padded computation's outputs and gradients at real positions, for every sharing
 mode, with recompute_grad and under mixed_bfloat16; zeros at padding; the padded computation
 under XLA; rows with no real token."""
+
 import keras
 import numpy as np
 import pytest
@@ -10,8 +11,8 @@ import tensorflow as tf
 from albert_tf import AlbertConfig
 from albert_tf.engine.finetuning import FineTuningOptions, padding_free_model_fn
 from albert_tf.modeling.albert_model import AlbertModel
-from albert_tf.modeling.padding_free import TokenRows, set_padding_free
 from albert_tf.modeling.finetuning_models import AlbertClassifier
+from albert_tf.modeling.padding_free import TokenRows, set_padding_free
 
 LENGTHS = [16, 9, 1, 12]
 
@@ -19,9 +20,11 @@ LENGTHS = [16, 9, 1, 12]
 def _features(lengths=LENGTHS, seq=16):
     rng = np.random.default_rng(0)
     mask = (np.arange(seq)[None] < np.asarray(lengths)[:, None]).astype(np.int32)
-    return {"input_ids": tf.constant(rng.integers(5, 900, (len(lengths), seq)), tf.int32),
-            "input_mask": tf.constant(mask),
-            "segment_ids": tf.constant((np.arange(seq)[None] >= 5) * mask, tf.int32)}
+    return {
+        "input_ids": tf.constant(rng.integers(5, 900, (len(lengths), seq)), tf.int32),
+        "input_mask": tf.constant(mask),
+        "segment_ids": tf.constant((np.arange(seq)[None] >= 5) * mask, tf.int32),
+    }
 
 
 def _config(fixtures_dir, **kw):
@@ -36,8 +39,10 @@ def _both(model, fn):
     return padded, fn()
 
 
-@pytest.mark.parametrize("sharing,groups,inner", [
-    ("all", 1, 1), ("all", 2, 2), ("attention", 2, 1), ("ffn", 1, 2), ("none", 1, 1)])
+@pytest.mark.parametrize(
+    "sharing,groups,inner",
+    [("all", 1, 1), ("all", 2, 2), ("attention", 2, 1), ("ffn", 1, 2), ("none", 1, 1)],
+)
 def test_outputs_equal_padded_at_real_positions(fixtures_dir, sharing, groups, inner):
     config = _config(fixtures_dir, sharing=sharing, num_hidden_groups=groups, inner_group_num=inner)
     keras.utils.set_random_seed(3)
@@ -46,8 +51,10 @@ def test_outputs_equal_padded_at_real_positions(fixtures_dir, sharing, groups, i
     real = x["input_mask"].numpy().astype(bool)
     padded, free = _both(model, lambda: model(x))
     assert len(free["encoder_outputs"]) == config.num_hidden_layers * inner
-    for a, b in zip(padded["encoder_outputs"] + [padded["sequence_output"]],
-                    free["encoder_outputs"] + [free["sequence_output"]]):
+    for a, b in zip(
+        padded["encoder_outputs"] + [padded["sequence_output"]],
+        free["encoder_outputs"] + [free["sequence_output"]],
+    ):
         assert b.shape == a.shape
         np.testing.assert_allclose(b.numpy()[real], a.numpy()[real], atol=2e-5)
         assert np.all(b.numpy()[~real] == 0) and np.any(a.numpy()[~real] != 0)
@@ -59,18 +66,24 @@ def _step(model, x, labels):
     def step():
         with tf.GradientTape() as tape:
             out = model(x, training=True)
-            loss = tf.reduce_sum(tf.nn.sparse_softmax_cross_entropy_with_logits(labels, out["logits"]))
+            loss = tf.reduce_sum(
+                tf.nn.sparse_softmax_cross_entropy_with_logits(labels, out["logits"])
+            )
             seq = model.albert(x, training=True)["sequence_output"]
-            loss += tf.reduce_sum((seq * tf.cast(x["input_mask"], seq.dtype)[..., None]) ** 2) * 1e-3
+            loss += (
+                tf.reduce_sum((seq * tf.cast(x["input_mask"], seq.dtype)[..., None]) ** 2) * 1e-3
+            )
         return loss, tape.gradient(loss, model.trainable_variables)
+
     return step()
 
 
 @pytest.mark.parametrize("recompute", [False, True])
 def test_gradients_equal_padded(fixtures_dir, recompute):
     keras.utils.set_random_seed(4)
-    model = AlbertClassifier(_config(fixtures_dir, recompute_grad=recompute, num_hidden_groups=2), 3,
-                             dropout_prob=0.0)
+    model = AlbertClassifier(
+        _config(fixtures_dir, recompute_grad=recompute, num_hidden_groups=2), 3, dropout_prob=0.0
+    )
     x, labels = _features(), tf.constant([0, 1, 2, 1])
     (la, ga), (lb, gb) = _both(model, lambda: _step(model, x, labels))
     np.testing.assert_allclose(lb.numpy(), la.numpy(), rtol=1e-5)

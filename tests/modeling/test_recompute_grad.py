@@ -1,6 +1,7 @@
 """recompute_grad: each shared block recomputed in the backward pass gives the same loss and
 gradients as keeping its activations, dropout included (the recomputation redraws the forward
 pass's masks), and the flag reaches the model through the config."""
+
 import keras
 import numpy as np
 import pytest
@@ -22,6 +23,7 @@ def _loss_and_grads(model, features):
             out = model(features, training=True)
             loss = tf.reduce_sum(out["logits"] ** 2)
         return loss, tape.gradient(loss, model.trainable_variables)
+
     return step()
 
 
@@ -29,13 +31,17 @@ def test_recompute_grad_gives_the_same_gradients(fixtures_dir, inner_group_num=2
     rng = np.random.default_rng(0)
     mask = np.ones((2, 16), np.int32)
     mask[1, 9:] = 0
-    features = {"input_ids": tf.constant(rng.integers(5, 900, (2, 16)), tf.int32),
-                "input_mask": tf.constant(mask), "segment_ids": tf.zeros((2, 16), tf.int32)}
+    features = {
+        "input_ids": tf.constant(rng.integers(5, 900, (2, 16)), tf.int32),
+        "input_mask": tf.constant(mask),
+        "segment_ids": tf.zeros((2, 16), tf.int32),
+    }
     models = []
     for recompute in (False, True):
         keras.utils.set_random_seed(1)
-        model = AlbertClassifier(_config(fixtures_dir, recompute_grad=recompute,
-                                         inner_group_num=inner_group_num), 3)
+        model = AlbertClassifier(
+            _config(fixtures_dir, recompute_grad=recompute, inner_group_num=inner_group_num), 3
+        )
         model(features)
         models.append(model)
     for a, b in zip(models[0].variables, models[1].variables):
@@ -46,8 +52,13 @@ def test_recompute_grad_gives_the_same_gradients(fixtures_dir, inner_group_num=2
     assert len(ga) == len(gb) > 10
     for x, y, v in zip(ga, gb, models[0].trainable_variables):
         assert y is not None, v.path
-        np.testing.assert_allclose(tf.convert_to_tensor(y).numpy(), tf.convert_to_tensor(x).numpy(),
-                                   atol=1e-5, rtol=1e-5, err_msg=v.path)
+        np.testing.assert_allclose(
+            tf.convert_to_tensor(y).numpy(),
+            tf.convert_to_tensor(x).numpy(),
+            atol=1e-5,
+            rtol=1e-5,
+            err_msg=v.path,
+        )
     # the dropout states end where the forward pass left them (no drift from the recompute)
     for a, b in zip(models[0].variables, models[1].variables):
         if "seed_generator_state" in a.path:

@@ -1,6 +1,7 @@
 """recompute_grad's whole-loop path (albert_tf/modeling/recompute.py) across the sharing modes,
 hidden groups and inner groups, under mixed_bfloat16, and its point: the gradient graph sums a
 shared variable's per-layer gradients as they come, never one AddN over all layers' copies."""
+
 import keras
 import numpy as np
 import pytest
@@ -14,8 +15,11 @@ def _features(batch=2, seq=16):
     rng = np.random.default_rng(0)
     mask = np.ones((batch, seq), np.int32)
     mask[1, 9:] = 0
-    return {"input_ids": tf.constant(rng.integers(5, 900, (batch, seq)), tf.int32),
-            "input_mask": tf.constant(mask), "segment_ids": tf.zeros((batch, seq), tf.int32)}
+    return {
+        "input_ids": tf.constant(rng.integers(5, 900, (batch, seq)), tf.int32),
+        "input_mask": tf.constant(mask),
+        "segment_ids": tf.zeros((batch, seq), tf.int32),
+    }
 
 
 def _models(fixtures_dir, features, **kw):
@@ -38,6 +42,7 @@ def _step(model, features):
         with tf.GradientTape() as tape:
             loss = tf.reduce_sum(tf.cast(model(features, training=True)["logits"], tf.float32) ** 2)
         return loss, tape.gradient(loss, model.trainable_variables)
+
     return step
 
 
@@ -47,19 +52,26 @@ def _assert_same(models, features, tol, step=None):
     assert len(ga) == len(gb) > 10
     for x, y, v in zip(ga, gb, models[0].trainable_variables):
         assert y is not None, v.path
-        np.testing.assert_allclose(tf.convert_to_tensor(y).numpy(), tf.convert_to_tensor(x).numpy(),
-                                   atol=tol, rtol=tol, err_msg=v.path)
+        np.testing.assert_allclose(
+            tf.convert_to_tensor(y).numpy(),
+            tf.convert_to_tensor(x).numpy(),
+            atol=tol,
+            rtol=tol,
+            err_msg=v.path,
+        )
     for a, b in zip(models[0].variables, models[1].variables):
         if "seed_generator_state" in a.path:
             np.testing.assert_array_equal(b.numpy(), a.numpy())
 
 
-@pytest.mark.parametrize("sharing,groups,inner", [
-    ("all", 2, 1), ("attention", 2, 2), ("ffn", 1, 1), ("none", 1, 2)])
+@pytest.mark.parametrize(
+    "sharing,groups,inner", [("all", 2, 1), ("attention", 2, 2), ("ffn", 1, 1), ("none", 1, 2)]
+)
 def test_same_gradients_across_sharing_and_groups(fixtures_dir, sharing, groups, inner):
     features = _features()
-    models = _models(fixtures_dir, features, sharing=sharing, num_hidden_groups=groups,
-                     inner_group_num=inner)
+    models = _models(
+        fixtures_dir, features, sharing=sharing, num_hidden_groups=groups, inner_group_num=inner
+    )
     _assert_same(models, features, 1e-5)
 
 
@@ -102,5 +114,7 @@ def test_same_gradients_under_xla(fixtures_dir):
                 logits = model(features, training=True)["logits"]
                 loss = tf.reduce_sum(tf.cast(logits, tf.float32) ** 2)
             return loss, tape.gradient(loss, model.trainable_variables)
+
         return step
+
     _assert_same(models, features, 1e-5, step=compiled)

@@ -1,5 +1,6 @@
 """python -m albert_tf.paper: exact parameter counts of Tables 1/3/4, and the small-scale
 tables (5, sharing) end to end on the tiny setting."""
+
 import keras
 import pytest
 
@@ -9,25 +10,47 @@ from albert_tf.paper import params, throughput
 from albert_tf.paper.__main__ import main, parse_args
 
 
-@pytest.mark.parametrize("changes", [
-    {}, {"sharing": "attention"}, {"sharing": "ffn"}, {"sharing": "none"},
-    {"embedding_size": 32},  # E == H: no embedding projection
-    {"num_hidden_groups": 3, "inner_group_num": 2},
-    {"sharing": "attention", "inner_group_num": 2},
-])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"sharing": "attention"},
+        {"sharing": "ffn"},
+        {"sharing": "none"},
+        {"embedding_size": 32},  # E == H: no embedding projection
+        {"num_hidden_groups": 3, "inner_group_num": 2},
+        {"sharing": "attention", "inner_group_num": 2},
+    ],
+)
 def test_count_parameters_is_the_keras_model_count(changes):
-    config = AlbertConfig(**{**dict(vocab_size=57, embedding_size=8, hidden_size=32,
-                                    num_hidden_layers=6, num_attention_heads=4,
-                                    intermediate_size=40, max_position_embeddings=24), **changes})
+    config = AlbertConfig(
+        **{
+            **dict(
+                vocab_size=57,
+                embedding_size=8,
+                hidden_size=32,
+                num_hidden_layers=6,
+                num_attention_heads=4,
+                intermediate_size=40,
+                max_position_embeddings=24,
+            ),
+            **changes,
+        }
+    )
     assert params.count_parameters(config) == AlbertModel(config).count_params()
     keras.backend.clear_session()
 
 
 def test_table1_exact_counts():
     counts = {row[0]: row[5] for row in params.table1_rows()}
-    assert counts == {"bert_base": 109_081_344, "bert_large": 334_607_360,
-                      "albert_base": 11_683_584, "albert_large": 17_683_968,
-                      "albert_xlarge": 58_724_864, "albert_xxlarge": 222_595_584}
+    assert counts == {
+        "bert_base": 109_081_344,
+        "bert_large": 334_607_360,
+        "albert_base": 11_683_584,
+        "albert_large": 17_683_968,
+        "albert_xlarge": 58_724_864,
+        "albert_xxlarge": 222_595_584,
+    }
 
 
 def test_table3_exact_counts():
@@ -41,9 +64,17 @@ def test_table3_exact_counts():
 def test_table4_exact_counts():
     counts = {(e, s): c for e, s, c, _ in params.table4_rows()}
     assert [counts[(128, s)] for s in ("all", "attention", "ffn", "none")] == [
-        11_683_584, 63_647_232, 37_686_528, 89_650_176]
+        11_683_584,
+        63_647_232,
+        37_686_528,
+        89_650_176,
+    ]
     assert [counts[(768, s)] for s in ("all", "attention", "ffn", "none")] == [
-        31_114_752, 83_078_400, 57_117_696, 109_081_344]
+        31_114_752,
+        83_078_400,
+        57_117_696,
+        109_081_344,
+    ]
 
 
 def test_match_column_names_rounded_truncated_and_differing_counts():
@@ -55,7 +86,10 @@ def test_match_column_names_rounded_truncated_and_differing_counts():
 def test_table1_markdown_is_written_with_the_paper_column(tmp_path):
     assert main(["table1", "--output_dir", str(tmp_path)]) == 0
     text = (tmp_path / "table1.md").read_text()
-    assert "| albert_xxlarge | 12 | 4096 | 128 | yes | 222,595,584 | 222.6M | 235M | no (+5.6%) |" in text
+    assert (
+        "| albert_xxlarge | 12 | 4096 | 128 | yes | 222,595,584 | 222.6M | 235M | no (+5.6%) |"
+        in text
+    )
 
 
 def test_table2_depth_divisor_keeps_shape_and_sharing():
@@ -71,9 +105,13 @@ def test_unknown_table_is_one_usage_error(capsys):
     assert e.value.code == 2 and "table9" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("table,rows", [("table5", ("| NSP |", "| SOP |", "| majority class")),
-                                        ("sharing", ("| all-shared |", "| not-shared |",
-                                                     "| shared-FFN |", "| shared-attention |"))])
+@pytest.mark.parametrize(
+    "table,rows",
+    [
+        ("table5", ("| NSP |", "| SOP |", "| majority class")),
+        ("sharing", ("| all-shared |", "| not-shared |", "| shared-FFN |", "| shared-attention |")),
+    ],
+)
 def test_small_scale_tables_end_to_end_tiny(tmp_path, table, rows):
     assert main([table, "--setting", "tiny", "--output_dir", str(tmp_path)]) == 0
     text = (tmp_path / f"{table}.md").read_text()

@@ -1,8 +1,15 @@
 """The demo (run_pretraining.py with no flags), shrunk: every stage runs and leaves its output."""
+
 import json
 import os
 
-from albert_tf.pretraining.demo import DEMO, build_demo_data, pydoc_documents, run_demo, split_documents
+from albert_tf.pretraining.demo import (
+    DEMO,
+    build_demo_data,
+    pydoc_documents,
+    run_demo,
+    split_documents,
+)
 
 
 def test_pydoc_corpus_is_real_english_documents():
@@ -14,9 +21,18 @@ def test_pydoc_corpus_is_real_english_documents():
 
 def test_demo_end_to_end_small(tmp_path):
     out = tmp_path / "demo"
-    summary = run_demo(str(out), num_train_steps=20, num_warmup_steps=2, save_checkpoints_steps=10,
-                       dupe_factor=1, vocab_size=1000, hidden_size=32, intermediate_size=64,
-                       embedding_size=16, num_hidden_layers=2)
+    summary = run_demo(
+        str(out),
+        num_train_steps=20,
+        num_warmup_steps=2,
+        save_checkpoints_steps=10,
+        dupe_factor=1,
+        vocab_size=1000,
+        hidden_size=32,
+        intermediate_size=64,
+        embedding_size=16,
+        num_hidden_layers=2,
+    )
     assert summary["held_out"]["global_step"] == 20
     for key in ("config", "spm_model", "plot"):
         assert os.path.exists(summary[key]), key

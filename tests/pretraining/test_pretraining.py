@@ -1,4 +1,5 @@
 """Pretraining through the engine: it learns, it resumes, it writes Google-format results."""
+
 import os
 import pathlib
 import subprocess
@@ -9,9 +10,9 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertConfig, AlbertPretrainer, load_original_checkpoint
-from albert_tf.pretraining.pretrain import PretrainingOptions, pretrain
 from albert_tf.engine.compiling import compile_for_training
 from albert_tf.engine.run_config import RunConfig
+from albert_tf.pretraining.pretrain import PretrainingOptions, pretrain
 
 ROOT = os.fspath(pathlib.Path(__file__).resolve().parents[2])
 
@@ -22,11 +23,23 @@ def tiny_config(fixtures_dir):
 
 
 def options(fixtures_dir, out, **kw):
-    base = dict(input_file=str(fixtures_dir / "pretraining.tfrecord"), output_dir=str(out),
-                max_seq_length=64, max_predictions_per_seq=10, train_batch_size=16,
-                eval_batch_size=16, num_train_steps=20, num_warmup_steps=2,
-                save_checkpoints_steps=10, iterations_per_loop=5, max_eval_steps=2,
-                learning_rate=5e-3, seed=1, verbose=0, log_every_steps=10)
+    base = dict(
+        input_file=str(fixtures_dir / "pretraining.tfrecord"),
+        output_dir=str(out),
+        max_seq_length=64,
+        max_predictions_per_seq=10,
+        train_batch_size=16,
+        eval_batch_size=16,
+        num_train_steps=20,
+        num_warmup_steps=2,
+        save_checkpoints_steps=10,
+        iterations_per_loop=5,
+        max_eval_steps=2,
+        learning_rate=5e-3,
+        seed=1,
+        verbose=0,
+        log_every_steps=10,
+    )
     base.update(kw)
     return PretrainingOptions(**base)
 
@@ -34,13 +47,25 @@ def options(fixtures_dir, out, **kw):
 def test_pretraining_drives_mlm_and_sop_losses_down(fixtures_dir, tiny_config, tmp_path):
     """300 steps on the 32 fixed fixture examples: a broken head, loss or optimizer fails this."""
     config = tiny_config.replace(hidden_dropout_prob=0.0)
-    opts = options(fixtures_dir, tmp_path, do_eval=True, num_train_steps=300, num_warmup_steps=20,
-                   save_checkpoints_steps=150, iterations_per_loop=50, train_batch_size=32,
-                   eval_batch_size=32, max_eval_steps=1, learning_rate=1e-3, optimizer="adamw",
-                   init_checkpoint=str(fixtures_dir / "albert_tiny" / "model.ckpt-best"))
+    opts = options(
+        fixtures_dir,
+        tmp_path,
+        do_eval=True,
+        num_train_steps=300,
+        num_warmup_steps=20,
+        save_checkpoints_steps=150,
+        iterations_per_loop=50,
+        train_batch_size=32,
+        eval_batch_size=32,
+        max_eval_steps=1,
+        learning_rate=1e-3,
+        optimizer="adamw",
+        init_checkpoint=str(fixtures_dir / "albert_tiny" / "model.ckpt-best"),
+    )
     model = AlbertPretrainer(config)
     load_original_checkpoint(model, fixtures_dir / "albert_tiny" / "model.ckpt-best")
     from albert_tf.pretraining.pretrain import make_evaluate_fn
+
     model.compile()
     before = make_evaluate_fn(opts, tf.distribute.get_strategy())(model)
     after = pretrain(config, opts)
@@ -60,22 +85,36 @@ def test_resumes_from_last_checkpoint(fixtures_dir, tiny_config, tmp_path):
     pretrain(tiny_config, options(fixtures_dir, tmp_path, num_train_steps=20))
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith("ckpt-20")
     from albert_tf.engine.optimizers import create_optimizer
+
     model, opt = AlbertPretrainer(tiny_config), create_optimizer(1e-3, 20, 2, optimizer="lamb")
     opt.build(model.trainable_variables)
-    tf.train.Checkpoint(model=model, optimizer=opt).restore(str(tmp_path / "ckpt-20")).assert_existing_objects_matched()
+    tf.train.Checkpoint(model=model, optimizer=opt).restore(
+        str(tmp_path / "ckpt-20")
+    ).assert_existing_objects_matched()
     assert int(opt.iterations.numpy()) == 20
     result = pretrain(tiny_config, options(fixtures_dir, tmp_path, num_train_steps=30))
     assert result["global_step"] == 30
     names = sorted(os.listdir(tmp_path))
     assert "ckpt-30.index" in names and "ckpt-20.index" in names
     # A finished run started again does nothing more.
-    assert pretrain(tiny_config, options(fixtures_dir, tmp_path, num_train_steps=30))["global_step"] == 30
+    assert (
+        pretrain(tiny_config, options(fixtures_dir, tmp_path, num_train_steps=30))["global_step"]
+        == 30
+    )
 
 
 def test_gradient_accumulation_keeps_global_batch(fixtures_dir, tiny_config, tmp_path):
-    result = pretrain(tiny_config, options(fixtures_dir, tmp_path, num_train_steps=4,
-                                           gradient_accumulation_steps=2, save_checkpoints_steps=4,
-                                           iterations_per_loop=1))
+    result = pretrain(
+        tiny_config,
+        options(
+            fixtures_dir,
+            tmp_path,
+            num_train_steps=4,
+            gradient_accumulation_steps=2,
+            save_checkpoints_steps=4,
+            iterations_per_loop=1,
+        ),
+    )
     assert result["global_step"] == 4
     with pytest.raises(ValueError, match="not divisible by --gradient_accumulation_steps 3"):
         pretrain(tiny_config, options(fixtures_dir, tmp_path / "b", gradient_accumulation_steps=3))
@@ -85,37 +124,61 @@ def test_bad_flags_fail_clearly(fixtures_dir, tiny_config, tmp_path):
     with pytest.raises(ValueError, match="max_seq_length 128 exceeds max_position_embeddings 64"):
         pretrain(tiny_config, options(fixtures_dir, tmp_path, max_seq_length=128))
     with pytest.raises(FileNotFoundError, match="no file matches"):
-        pretrain(tiny_config, options(fixtures_dir, tmp_path, input_file=str(tmp_path / "*.tfrecord")))
+        pretrain(
+            tiny_config, options(fixtures_dir, tmp_path, input_file=str(tmp_path / "*.tfrecord"))
+        )
 
 
 def test_run_pretraining_cli(fixtures_dir, tmp_path):
     out = tmp_path / "run"
-    cmd = [sys.executable, os.path.join(ROOT, "run_pretraining.py"),
-           f"--albert_config_file={fixtures_dir / 'albert_tiny' / 'albert_config.json'}",
-           f"--input_file={fixtures_dir / 'pretraining.tfrecord'}", f"--output_dir={out}",
-           f"--init_checkpoint={fixtures_dir / 'albert_tiny' / 'model.ckpt-best'}",
-           "--max_seq_length=64", "--max_predictions_per_seq=10", "--train_batch_size=8",
-           "--eval_batch_size=8", "--num_train_steps=6", "--num_warmup_steps=2",
-           "--save_checkpoints_steps=3", "--iterations_per_loop=3", "--max_eval_steps=2",
-           "--do_eval", "--optimizer=adamw", "--learning_rate=1e-3"]
+    cmd = [
+        sys.executable,
+        os.path.join(ROOT, "run_pretraining.py"),
+        f"--albert_config_file={fixtures_dir / 'albert_tiny' / 'albert_config.json'}",
+        f"--input_file={fixtures_dir / 'pretraining.tfrecord'}",
+        f"--output_dir={out}",
+        f"--init_checkpoint={fixtures_dir / 'albert_tiny' / 'model.ckpt-best'}",
+        "--max_seq_length=64",
+        "--max_predictions_per_seq=10",
+        "--train_batch_size=8",
+        "--eval_batch_size=8",
+        "--num_train_steps=6",
+        "--num_warmup_steps=2",
+        "--save_checkpoints_steps=3",
+        "--iterations_per_loop=3",
+        "--max_eval_steps=2",
+        "--do_eval",
+        "--optimizer=adamw",
+        "--learning_rate=1e-3",
+    ]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     text = (out / "eval_results.txt").read_text()
     assert text.count("global_step = ") == 2 and "sentence_order_accuracy" in text
     assert (out / "model.ckpt-best.index").exists()
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "run_pretraining.py"),
-                        f"--input_file={fixtures_dir / 'pretraining.tfrecord'}"],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            os.path.join(ROOT, "run_pretraining.py"),
+            f"--input_file={fixtures_dir / 'pretraining.tfrecord'}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode != 0 and "--albert_config_file is required" in r.stderr
 
 
-def test_eval_of_a_model_compiled_for_training_scores_every_batch(fixtures_dir, tiny_config, tmp_path):
+def test_eval_of_a_model_compiled_for_training_scores_every_batch(
+    fixtures_dir, tiny_config, tmp_path
+):
     """With iterations_per_loop > 1 the evaluation during training scored only its first batch
     (Keras called the engine's one-step test_function once per execution); it must equal the
     exact metrics over all max_eval_steps batches."""
     from albert_tf.engine.optimizers import create_optimizer
     from albert_tf.pretraining.input import pretraining_dataset
     from albert_tf.pretraining.pretrain import make_evaluate_fn
+
     opts = options(fixtures_dir, tmp_path, max_eval_steps=2)
     model = AlbertPretrainer(tiny_config)
     load_original_checkpoint(model, fixtures_dir / "albert_tiny" / "model.ckpt-best")

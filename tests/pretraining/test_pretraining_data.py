@@ -4,6 +4,7 @@ Statistics are measured over ../shared/fixtures/corpus.txt, the BERT sample text
 the WikiExtractor sample, at seq 128 with the fixture SentencePiece model. Tolerances
 are several standard errors of the sample sizes used here.
 """
+
 import hashlib
 import os
 import pathlib
@@ -29,17 +30,22 @@ def spm(fixtures_dir):
 
 @pytest.fixture(scope="module")
 def corpora(fixtures_dir, data_dir):
-    return {"corpus": (str(fixtures_dir / "corpus.txt"), 2),
-            "sample": (str(data_dir / "pretraining_text" / "sample_text.txt"), 40),
-            "wiki": (str(data_dir / "wiki" / "AA" / "wiki_00"), 2)}
+    return {
+        "corpus": (str(fixtures_dir / "corpus.txt"), 2),
+        "sample": (str(data_dir / "pretraining_text" / "sample_text.txt"), 40),
+        "wiki": (str(data_dir / "wiki" / "AA" / "wiki_00"), 2),
+    }
 
 
 @pytest.fixture(scope="module")
 def instances(corpora, spm):
     """name -> instances of a few dupe rounds (enough pieces for the statistics)."""
-    return {name: pt.create_instances(path, spm, num_rounds=rounds, max_seq_length=SEQ,
-                                      max_predictions_per_seq=PRED)
-            for name, (path, rounds) in corpora.items()}
+    return {
+        name: pt.create_instances(
+            path, spm, num_rounds=rounds, max_seq_length=SEQ, max_predictions_per_seq=PRED
+        )
+        for name, (path, rounds) in corpora.items()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +56,11 @@ def vocab(spm):
 
 def _spec(seq, pred):
     import tensorflow as tf
-    spec = {k: tf.io.FixedLenFeature([seq], tf.int64)
-            for k in ("input_ids", "input_mask", "segment_ids", "token_boundary")}
+
+    spec = {
+        k: tf.io.FixedLenFeature([seq], tf.int64)
+        for k in ("input_ids", "input_mask", "segment_ids", "token_boundary")
+    }
     spec["masked_lm_positions"] = tf.io.FixedLenFeature([pred], tf.int64)
     spec["masked_lm_ids"] = tf.io.FixedLenFeature([pred], tf.int64)
     spec["masked_lm_weights"] = tf.io.FixedLenFeature([pred], tf.float32)
@@ -61,20 +70,29 @@ def _spec(seq, pred):
 
 def _read(paths, seq, pred):
     import tensorflow as tf
+
     spec = _spec(seq, pred)
-    return [{k: v.numpy() for k, v in tf.io.parse_single_example(r, spec).items()}
-            for r in tf.data.TFRecordDataset([str(p) for p in paths])]
+    return [
+        {k: v.numpy() for k, v in tf.io.parse_single_example(r, spec).items()}
+        for r in tf.data.TFRecordDataset([str(p) for p in paths])
+    ]
 
 
 def _layout(path):
     """{feature name: (kind, length)} of every record of a TFRecord file."""
     import tensorflow as tf
+
     layouts = set()
     for r in tf.data.TFRecordDataset([str(path)]):
         ex = tf.train.Example.FromString(r.numpy())
-        layouts.add(tuple(sorted(
-            (name, f.WhichOneof("kind"), len(getattr(f, f.WhichOneof("kind")).value))
-            for name, f in ex.features.feature.items())))
+        layouts.add(
+            tuple(
+                sorted(
+                    (name, f.WhichOneof("kind"), len(getattr(f, f.WhichOneof("kind")).value))
+                    for name, f in ex.features.feature.items()
+                )
+            )
+        )
     return layouts
 
 
@@ -101,9 +119,21 @@ def reference_is_start(piece):
     return any(c.lower() not in LETTERS | PUNCT for c in piece)
 
 
-@pytest.mark.parametrize("piece,expected", [
-    ("\u2581the", True), ("s", False), ("ing", False), (".", True), ("<unk>", True),
-    ("19", True), ("é", True), ("'s", True), ("s.", False), ("\u2581", True)])
+@pytest.mark.parametrize(
+    "piece,expected",
+    [
+        ("\u2581the", True),
+        ("s", False),
+        ("ing", False),
+        (".", True),
+        ("<unk>", True),
+        ("19", True),
+        ("é", True),
+        ("'s", True),
+        ("s.", False),
+        ("\u2581", True),
+    ],
+)
 def test_word_start_rule_examples(piece, expected):
     assert pt.is_start_piece_sp(piece) is expected
 
@@ -113,8 +143,9 @@ def test_token_boundary_marks_cls_sep_and_word_starts(instances, vocab, name):
     for inst in instances[name]:
         ids = inst.original_ids
         seps = {0, inst.len_a + 1, len(ids) - 1}
-        expected = [1 if i in seps else int(reference_is_start(vocab[t]))
-                    for i, t in enumerate(ids)]
+        expected = [
+            1 if i in seps else int(reference_is_start(vocab[t])) for i, t in enumerate(ids)
+        ]
         assert inst.token_boundary == expected
         assert ids[0] == 2 and ids[inst.len_a + 1] == 3 and ids[-1] == 3
 
@@ -135,8 +166,10 @@ def test_masked_fraction_and_budget(instances, name):
     assert np.mean([g == b for g, b in zip(got, budgets)]) > 0.97
     for inst in insts:
         assert inst.masked_lm_positions == sorted(set(inst.masked_lm_positions))
-        assert all(0 < p < len(inst.input_ids) - 1 and p != inst.len_a + 1
-                   for p in inst.masked_lm_positions)
+        assert all(
+            0 < p < len(inst.input_ids) - 1 and p != inst.len_a + 1
+            for p in inst.masked_lm_positions
+        )
 
 
 @pytest.mark.parametrize("name", ["corpus", "sample", "wiki"])
@@ -170,8 +203,14 @@ def test_ngram_span_mix(instances, name):
 
 
 def test_ngram_span_mix_reversed(corpora, spm):
-    insts = pt.create_instances(corpora["corpus"][0], spm, num_rounds=2, max_seq_length=SEQ,
-                                max_predictions_per_seq=PRED, favor_shorter_ngram=False)
+    insts = pt.create_instances(
+        corpora["corpus"][0],
+        spm,
+        num_rounds=2,
+        max_seq_length=SEQ,
+        max_predictions_per_seq=PRED,
+        favor_shorter_ngram=False,
+    )
     drawn, used = _span_stats(insts)
     np.testing.assert_allclose(drawn, [2 / 11, 3 / 11, 6 / 11], atol=0.025)
     assert used[2] > 0.3
@@ -186,13 +225,18 @@ def test_spans_are_whole_words_within_a_segment(instances, name):
             assert start in (a_lo, b_lo) or b[start] == 1
             assert end in (inst.len_a + 1, len(b) - 1) or b[end] == 1
             assert (start < b_lo) == (end <= inst.len_a + 1)  # never spans [SEP]
-            words = 1 + sum(b[start + 1:end])
+            words = 1 + sum(b[start + 1 : end])
             assert words == used
 
 
 def test_no_whole_word_mask_masks_single_pieces(corpora, spm):
-    insts = pt.create_instances(corpora["corpus"][0], spm, max_seq_length=SEQ,
-                                max_predictions_per_seq=PRED, do_whole_word_mask=False)
+    insts = pt.create_instances(
+        corpora["corpus"][0],
+        spm,
+        max_seq_length=SEQ,
+        max_predictions_per_seq=PRED,
+        do_whole_word_mask=False,
+    )
     lengths = [s[1] - s[0] for i in insts for s in i.spans]
     assert lengths and max(lengths) <= 3
     assert all(s[1] - s[0] == s[3] for i in insts for s in i.spans)
@@ -208,8 +252,10 @@ def _find(haystack: str, needle: list) -> int:
 @pytest.mark.parametrize("name", ["corpus", "wiki"])
 def test_sop_labels_and_order(instances, corpora, spm, name):
     insts = instances[name]
-    docs = ["," + ",".join(str(t) for s in d for t in s) + ","
-            for d in pt.iter_tokenized_documents(corpora[name][0], spm)]
+    docs = [
+        "," + ",".join(str(t) for s in d for t in s) + ","
+        for d in pt.iter_tokenized_documents(corpora[name][0], spm)
+    ]
     own = [i for i in insts if not i.random_document]
     swapped = np.mean([i.next_sentence_label for i in own])
     assert abs(swapped - 0.5) < 0.04, swapped
@@ -218,15 +264,21 @@ def test_sop_labels_and_order(instances, corpora, spm, name):
     assert np.mean([i.random_document for i in insts]) < 0.35
     for inst in own[:300]:
         ids = inst.original_ids
-        a, b = ids[1:inst.len_a + 1], ids[inst.len_a + 2:-1]
+        a, b = ids[1 : inst.len_a + 1], ids[inst.len_a + 2 : -1]
         doc = next(d for d in docs if _find(d, a) >= 0 and _find(d, b) >= 0)
         a_first = _find(doc, a) < _find(doc, b)
         assert a_first == (inst.next_sentence_label == 0)
 
 
 def test_random_next_sentence_mode(corpora, spm):
-    insts = pt.create_instances(corpora["corpus"][0], spm, num_rounds=2, max_seq_length=SEQ,
-                                max_predictions_per_seq=PRED, random_next_sentence=True)
+    insts = pt.create_instances(
+        corpora["corpus"][0],
+        spm,
+        num_rounds=2,
+        max_seq_length=SEQ,
+        max_predictions_per_seq=PRED,
+        random_next_sentence=True,
+    )
     labels = np.array([i.next_sentence_label for i in insts])
     random_doc = np.array([i.random_document for i in insts])
     assert (labels == random_doc).all()  # label 1 exactly when B is from another document
@@ -249,8 +301,11 @@ def test_wiki_documents(corpora):
     path = corpora["wiki"][0]
     docs = list(pt.iter_raw_documents(path, pt.BuilderOptions()))
     text = pathlib.Path(path).read_text(encoding="utf-8")
-    with_text = [block for block in text.split("</doc>")
-                 if any(ln.strip() for ln in block.strip().splitlines()[2:])]
+    with_text = [
+        block
+        for block in text.split("</doc>")
+        if any(ln.strip() for ln in block.strip().splitlines()[2:])
+    ]
     assert len(docs) == len(with_text)
     assert not any(s.startswith("<doc") or s.startswith("</doc") for d in docs for s in d)
     assert docs[0][0].startswith("Jarred Shaw (born")  # the title line is dropped
@@ -268,8 +323,14 @@ def test_plain_documents_split_on_blank_lines(tmp_path):
 
 
 def test_output_layout_matches_google_fixture(tmp_path, fixtures_dir, corpora, spm):
-    out, stats = _build(tmp_path, corpora["corpus"][0], spm, max_seq_length=64,
-                        max_predictions_per_seq=10, dupe_factor=1)
+    out, stats = _build(
+        tmp_path,
+        corpora["corpus"][0],
+        spm,
+        max_seq_length=64,
+        max_predictions_per_seq=10,
+        dupe_factor=1,
+    )
     ours, google = _layout(out), _layout(fixtures_dir / "pretraining.tfrecord")
     assert ours == google and len(ours) == 1
     records = _read([out], 64, 10)
@@ -284,10 +345,10 @@ def test_output_layout_matches_google_fixture(tmp_path, fixtures_dir, corpora, s
 
 
 def test_written_records_equal_instances(tmp_path, corpora, spm):
-    out, stats = _build(tmp_path, corpora["sample"][0], spm, dupe_factor=1,
-                        shuffle_buffer_size=1)
-    insts = pt.create_instances(corpora["sample"][0], spm, max_seq_length=SEQ,
-                                max_predictions_per_seq=PRED)
+    out, stats = _build(tmp_path, corpora["sample"][0], spm, dupe_factor=1, shuffle_buffer_size=1)
+    insts = pt.create_instances(
+        corpora["sample"][0], spm, max_seq_length=SEQ, max_predictions_per_seq=PRED
+    )
     records = _read([out], SEQ, PRED)
     assert len(records) == len(insts) == stats["instances"]
     for r, inst in zip(records, insts):  # a buffer of 1 keeps document order
@@ -323,8 +384,14 @@ def test_same_output_with_1_and_2_workers(tmp_path, corpora, spm):
     outs = {}
     for w in (1, 2):
         paths = [tmp_path / f"w{w}_{i}.tfrecord" for i in range(3)]
-        stats = pt.build_pretraining_data(inputs, [str(p) for p in paths], spm_model_file=spm,
-                                          max_seq_length=SEQ, dupe_factor=3, num_workers=w)
+        stats = pt.build_pretraining_data(
+            inputs,
+            [str(p) for p in paths],
+            spm_model_file=spm,
+            max_seq_length=SEQ,
+            dupe_factor=3,
+            num_workers=w,
+        )
         outs[w] = [_sha(p) for p in paths]
         counts = stats["records_per_output"]
         assert max(counts) - min(counts) <= 1  # round-robin
@@ -334,11 +401,18 @@ def test_same_output_with_1_and_2_workers(tmp_path, corpora, spm):
 def test_one_output_per_input(tmp_path, corpora, spm):
     inputs = [corpora["sample"][0], corpora["corpus"][0]]
     outs = [tmp_path / "s.tfrecord", tmp_path / "c.tfrecord"]
-    stats = pt.build_pretraining_data(inputs, [str(p) for p in outs], spm_model_file=spm,
-                                      max_seq_length=SEQ, dupe_factor=1,
-                                      one_output_per_input=True)
-    per_file = [len(pt.create_instances(p, spm, file_index=i, max_seq_length=SEQ))
-                for i, p in enumerate(inputs)]
+    stats = pt.build_pretraining_data(
+        inputs,
+        [str(p) for p in outs],
+        spm_model_file=spm,
+        max_seq_length=SEQ,
+        dupe_factor=1,
+        one_output_per_input=True,
+    )
+    per_file = [
+        len(pt.create_instances(p, spm, file_index=i, max_seq_length=SEQ))
+        for i, p in enumerate(inputs)
+    ]
     assert stats["records_per_output"] == per_file
     assert [len(_read([p], SEQ, PRED)) for p in outs] == per_file
 
@@ -349,20 +423,25 @@ def test_one_output_per_input(tmp_path, corpora, spm):
 def _google_example(inst, seq, pred):
     """A fresh tf.train.Example built as Google's create_int_feature/create_float_feature do."""
     import tensorflow as tf
+
     n, k = len(inst.input_ids), len(inst.masked_lm_positions)
     pad, ppad = [0] * (seq - n), [0] * (pred - k)
 
     def ints(values):
         return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
 
-    feature = {"input_ids": ints(inst.input_ids + pad), "input_mask": ints([1] * n + pad),
-               "segment_ids": ints(inst.segment_ids + pad),
-               "token_boundary": ints(inst.token_boundary + pad),
-               "masked_lm_positions": ints(inst.masked_lm_positions + ppad),
-               "masked_lm_ids": ints(inst.masked_lm_ids + ppad),
-               "masked_lm_weights": tf.train.Feature(float_list=tf.train.FloatList(
-                   value=[1.0] * k + [0.0] * (pred - k))),
-               "next_sentence_labels": ints([inst.next_sentence_label])}
+    feature = {
+        "input_ids": ints(inst.input_ids + pad),
+        "input_mask": ints([1] * n + pad),
+        "segment_ids": ints(inst.segment_ids + pad),
+        "token_boundary": ints(inst.token_boundary + pad),
+        "masked_lm_positions": ints(inst.masked_lm_positions + ppad),
+        "masked_lm_ids": ints(inst.masked_lm_ids + ppad),
+        "masked_lm_weights": tf.train.Feature(
+            float_list=tf.train.FloatList(value=[1.0] * k + [0.0] * (pred - k))
+        ),
+        "next_sentence_labels": ints([inst.next_sentence_label]),
+    }
     return tf.train.Example(features=tf.train.Features(feature=feature))
 
 
@@ -410,10 +489,13 @@ def test_output_set_per_input_and_abort(tmp_path):
 
 
 def test_builder_modules_import_without_tensorflow():
-    code = ("import sys; import albert_tf.pretraining.builder, albert_tf.pretraining.writer; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'tensorflow'))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120)
+    code = (
+        "import sys; import albert_tf.pretraining.builder, albert_tf.pretraining.writer; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'tensorflow'))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
 
@@ -443,8 +525,9 @@ def test_missing_and_empty_inputs_are_named(tmp_path, spm):
     with pytest.raises(ValueError, match="blank.txt"):
         pt.build_pretraining_data(str(blank), str(tmp_path / "o.tfrecord"), spm_model_file=spm)
     with pytest.raises(FileNotFoundError, match=r"\*.zzz"):
-        pt.build_pretraining_data(str(tmp_path / "*.zzz"), str(tmp_path / "o.tfrecord"),
-                                  spm_model_file=spm)
+        pt.build_pretraining_data(
+            str(tmp_path / "*.zzz"), str(tmp_path / "o.tfrecord"), spm_model_file=spm
+        )
     assert sorted(os.listdir(tmp_path)) == ["blank.txt", "empty.txt"]
 
 
@@ -454,9 +537,14 @@ def test_failed_build_leaves_no_partial_output(tmp_path, corpora, spm, workers):
     bad.write_bytes(b"a fine sentence.\n\n" * 50 + b"broken \xff\xfe bytes\n")
     out = tmp_path / "out" / "o.tfrecord"
     with pytest.raises(ValueError, match="bad.txt"):
-        pt.build_pretraining_data([corpora["sample"][0], str(bad)], [str(out)],
-                                  spm_model_file=spm, max_seq_length=SEQ, dupe_factor=2,
-                                  num_workers=workers)
+        pt.build_pretraining_data(
+            [corpora["sample"][0], str(bad)],
+            [str(out)],
+            spm_model_file=spm,
+            max_seq_length=SEQ,
+            dupe_factor=2,
+            num_workers=workers,
+        )
     assert os.listdir(out.parent) == []  # no output, no temporary file, no token cache
 
 
@@ -465,17 +553,32 @@ def test_failed_build_leaves_no_partial_output(tmp_path, corpora, spm, workers):
 
 def test_cli_end_to_end(tmp_path, corpora, spm):
     outs = [tmp_path / "a.tfrecord", tmp_path / "b.tfrecord"]
-    cmd = [sys.executable, str(ROOT / "create_pretraining_data.py"),
-           f"--input_file={corpora['sample'][0]}",
-           f"--output_file={outs[0]},{outs[1]}", f"--spm_model_file={spm}",
-           "--max_seq_length=64", "--max_predictions_per_seq=10", "--dupe_factor=3",
-           "--random_seed=1"]
+    cmd = [
+        sys.executable,
+        str(ROOT / "create_pretraining_data.py"),
+        f"--input_file={corpora['sample'][0]}",
+        f"--output_file={outs[0]},{outs[1]}",
+        f"--spm_model_file={spm}",
+        "--max_seq_length=64",
+        "--max_predictions_per_seq=10",
+        "--dupe_factor=3",
+        "--random_seed=1",
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "instances/s" in proc.stderr and "masked_fraction" in proc.stderr
     records = _read(outs, 64, 10)
     assert len(records) > 0 and all(p.exists() for p in outs)
-    bad = subprocess.run(cmd[:2] + [f"--output_file={outs[0]}", f"--spm_model_file={spm}",
-                                    f"--input_file={tmp_path / 'missing.txt'}"],
-                         capture_output=True, text=True, cwd=ROOT, timeout=120)
+    bad = subprocess.run(
+        cmd[:2]
+        + [
+            f"--output_file={outs[0]}",
+            f"--spm_model_file={spm}",
+            f"--input_file={tmp_path / 'missing.txt'}",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert bad.returncode != 0 and "missing.txt" in bad.stderr

@@ -5,6 +5,7 @@ and everything Python wrote to stderr (absl log lines included), written as JSON
     python bad_input_runner.py DRIVER.py CASES.json RESULTS.json
 CASES.json is a list of argv lists (without the program name).
 """
+
 import contextlib
 import importlib.util
 import io
@@ -24,7 +25,9 @@ def load_driver(path):
 def run_case(module, driver, argv):
     """(exit code, stderr text) of one command line; flags reset to their defaults first."""
     from absl import flags, logging
+
     from albert_tf.engine import cli
+
     flags.FLAGS.unparse_flags()
     handler = logging.get_absl_handler().python_handler
     saved, buf, code = handler.stream, io.StringIO(), 0

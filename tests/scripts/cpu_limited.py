@@ -4,6 +4,7 @@ Tests bound their subprocesses by CPU seconds rather than wall-clock seconds, so
 machine (pytest -n 2 beside other jobs) slows a child down without failing it, while a
 runaway child is still stopped (SIGXCPU at SECONDS, SIGKILL 5 s later).
 """
+
 import os
 import resource
 import runpy

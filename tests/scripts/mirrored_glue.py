@@ -1,5 +1,6 @@
 """Shared setup of the mirrored GLUE scripts: two logical CPUs (before any other TF op), a
 MirroredStrategy over them, a GLUE task of the test data and the tiny release config."""
+
 import sys
 import tempfile
 

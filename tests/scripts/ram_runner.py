@@ -5,10 +5,12 @@ the bucket holds. Written as JSON.
 
     python ram_runner.py PLAN.json RESULTS.json
 PLAN.json: {"driver": path, "uploads": [[local, remote], ...], "cases": [argv, ...],
-            "trees": [remote prefix, ...], "sha256": [remote file, ...], "texts": [remote file, ...]}
+            "trees": [remote prefix, ...], "sha256": [remote file, ...], "texts": [remote file,
+            ...]}
 RESULTS.json: {"cases": [{"argv", "code", "stderr"}], "trees": {prefix: [relative paths]},
                "sha256": {file: hex digest}, "texts": {file: text}}
 """
+
 import hashlib
 import json
 import os
@@ -25,6 +27,7 @@ def main():
     with open(plan_path, encoding="utf-8") as f:
         plan = json.load(f)
     import tensorflow as tf
+
     for local, remote in plan.get("uploads", []):
         ramfs.upload(local, remote)
     module = load_driver(plan["driver"])
@@ -32,9 +35,12 @@ def main():
     for argv in plan["cases"]:
         code, stderr = run_case(module, plan["driver"], argv)
         cases.append({"argv": argv, "code": code, "stderr": stderr})
-    results = {"cases": cases,
-               "trees": {p: ramfs.tree(p) for p in plan.get("trees", [])},
-               "sha256": {}, "texts": {}}
+    results = {
+        "cases": cases,
+        "trees": {p: ramfs.tree(p) for p in plan.get("trees", [])},
+        "sha256": {},
+        "texts": {},
+    }
     for path in plan.get("sha256", []):
         if tf.io.gfile.exists(path):
             with tf.io.gfile.GFile(path, "rb") as f:

@@ -1,6 +1,7 @@
 """Bucketed, padding-free evaluation and prediction (the fine-tuning default) equal Google's
 fixed-length, padded batches for every driver's task (GLUE, SQuAD v1.1/v2.0, RACE): the same
 outputs (≤1e-5), metrics and output order."""
+
 import json
 import random
 
@@ -10,15 +11,17 @@ import pytest
 from albert_tf import AlbertConfig, load_original_checkpoint
 from albert_tf.engine import bucketing
 from albert_tf.engine.finetuning import bucket_by_length
-from albert_tf.modeling.padding_free import set_padding_free
 from albert_tf.engine.records import decode
+from albert_tf.modeling.padding_free import set_padding_free
 from albert_tf.text.encoding import TextEncoder
 
 
 @pytest.fixture(scope="module")
 def tiny(fixtures_dir):
-    return (AlbertConfig.from_json_file(fixtures_dir / "albert_tiny" / "albert_config.json"),
-            str(fixtures_dir / "albert_tiny" / "model.ckpt-best"))
+    return (
+        AlbertConfig.from_json_file(fixtures_dir / "albert_tiny" / "albert_config.json"),
+        str(fixtures_dir / "albert_tiny" / "model.ckpt-best"),
+    )
 
 
 def _model(model_fn, checkpoint):
@@ -30,11 +33,16 @@ def _model(model_fn, checkpoint):
 def _buckets_used(path, spec, seq_length):
     """The bucket lengths the records of `path` fall in (so a test shows it crosses several)."""
     import tensorflow as tf
+
     rows = bucketing.token_features(spec, seq_length)["input_mask"]
     masks = tf.data.TFRecordDataset(path).batch(512).map(lambda s: decode(s, spec))
-    lengths = np.concatenate([bucketing.record_lengths(m["input_mask"], rows, seq_length).numpy()
-                              for m in masks])
-    return {b for b, _, _ in bucketing.eval_batches_plan(lengths, 1, bucketing.bucket_lengths(seq_length))}
+    lengths = np.concatenate(
+        [bucketing.record_lengths(m["input_mask"], rows, seq_length).numpy() for m in masks]
+    )
+    return {
+        b
+        for b, _, _ in bucketing.eval_batches_plan(lengths, 1, bucketing.bucket_lengths(seq_length))
+    }
 
 
 def _both(model, fn):
@@ -52,6 +60,7 @@ def _both(model, fn):
 
 def test_glue_bucketed_equals_fixed(tiny, fixtures_dir, data_dir, tmp_path):
     from albert_tf.tasks.glue.task import GlueTask, classifier_model_fn
+
     encoder = TextEncoder.from_files(str(fixtures_dir / "spm.model"), do_lower_case=True)
     task = GlueTask("sst-2", str(data_dir), encoder, 64, str(tmp_path))
     assert len(_buckets_used(task.records("dev")[0], task.spec, 64)) >= 2
@@ -72,25 +81,41 @@ def _write_squad(path, n, seed, v2):
     paragraphs = []
     for i in range(n):
         context = " ".join(rng.choices(words, k=rng.choice([3, 8, 60])) + ["code", "list"])
-        qa = {"id": f"q{i}", "question": "what is the code",
-              "answers": [{"text": "list", "answer_start": context.index("code list") + 5}]}
+        qa = {
+            "id": f"q{i}",
+            "question": "what is the code",
+            "answers": [{"text": "list", "answer_start": context.index("code list") + 5}],
+        }
         if v2 and i % 3 == 0:
             qa.update(is_impossible=True, answers=[])
         paragraphs.append({"context": context, "qas": [qa]})
-    path.write_text(json.dumps({"version": "2.0" if v2 else "1.1",
-                                "data": [{"title": "t", "paragraphs": paragraphs}]}))
+    path.write_text(
+        json.dumps(
+            {"version": "2.0" if v2 else "1.1", "data": [{"title": "t", "paragraphs": paragraphs}]}
+        )
+    )
 
 
 @pytest.mark.parametrize("version", ["v1.1", "v2.0"])
 def test_squad_bucketed_equals_fixed(version, tiny, fixtures_dir, tmp_path):
     from albert_tf.tasks.squad.task import SquadSettings, SquadTask, squad_model_fn
     from albert_tf.text.tokenization import FullTokenizer
+
     spm = str(fixtures_dir / "spm.model")
     _write_squad(tmp_path / "dev.json", 14, 0, version == "v2.0")
-    settings = SquadSettings(version_2_with_negative=version == "v2.0", max_seq_length=64,
-                             doc_stride=24, max_query_length=16)
-    task = SquadTask(settings, FullTokenizer(spm_model_file=spm), spm, str(tmp_path),
-                     predict_file=str(tmp_path / "dev.json"))
+    settings = SquadSettings(
+        version_2_with_negative=version == "v2.0",
+        max_seq_length=64,
+        doc_stride=24,
+        max_query_length=16,
+    )
+    task = SquadTask(
+        settings,
+        FullTokenizer(spm_model_file=spm),
+        spm,
+        str(tmp_path),
+        predict_file=str(tmp_path / "dev.json"),
+    )
     _, features, path, n = task.predict_data()
     assert len(_buckets_used(path, task.predict_spec, 64)) >= 2
     model = _model(squad_model_fn(tiny[0], settings), tiny[1])
@@ -99,7 +124,8 @@ def test_squad_bucketed_equals_fixed(version, tiny, fixtures_dir, tmp_path):
     for q, entries in fixed[1].items():  # the same n-best lists
         assert [e["text"] for e in bucketed[1][q]] == [e["text"] for e in entries]
         assert [e["probability"] for e in bucketed[1][q]] == pytest.approx(
-            [e["probability"] for e in entries], abs=1e-5)
+            [e["probability"] for e in entries], abs=1e-5
+        )
     if version == "v2.0":
         for q in fixed[2]:
             assert bucketed[2][q] == pytest.approx(fixed[2][q], abs=1e-5)
@@ -118,13 +144,22 @@ def _write_race(root, n, seed):
             article = " ".join(rng.choices(words, k=rng.choice([3, 6, 40])))
             options = [" ".join(rng.choices(words, k=rng.randint(1, 3))) for _ in range(4)]
             level = "high" if i % 2 else "middle"
-            (root / "RACE" / split / level / f"{i}.txt").write_text(json.dumps({
-                "id": f"{i}.txt", "article": article, "questions": ["what is it"],
-                "options": [options], "answers": ["ABCD"[i % 4]]}))
+            (root / "RACE" / split / level / f"{i}.txt").write_text(
+                json.dumps(
+                    {
+                        "id": f"{i}.txt",
+                        "article": article,
+                        "questions": ["what is it"],
+                        "options": [options],
+                        "answers": ["ABCD"[i % 4]],
+                    }
+                )
+            )
 
 
 def test_race_bucketed_equals_fixed(tiny, fixtures_dir, tmp_path):
     from albert_tf.tasks.race.task import RaceTask, race_model_fn
+
     _write_race(tmp_path, 12, 0)
     encoder = TextEncoder.from_files(str(fixtures_dir / "spm.model"))
     task = RaceTask(str(tmp_path), encoder, 64, str(tmp_path / "cache"), max_qa_length=16)

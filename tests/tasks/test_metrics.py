@@ -1,4 +1,5 @@
 """albert_tf.tasks.metrics against scikit-learn / scipy (test-only dependencies)."""
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -26,8 +27,7 @@ def test_accuracy_matches_sklearn(seed):
 @pytest.mark.parametrize("k", [2, 3])
 def test_mcc_matches_sklearn(seed, k):
     p, y = _classes(seed, k=k)
-    assert metrics.matthews_corrcoef(p, y) == pytest.approx(
-        skm.matthews_corrcoef(y, p), abs=1e-12)
+    assert metrics.matthews_corrcoef(p, y) == pytest.approx(skm.matthews_corrcoef(y, p), abs=1e-12)
 
 
 def test_mcc_constant_prediction_is_zero_not_nan():
@@ -63,7 +63,8 @@ def test_pearson_spearman_match_scipy(seed):
     assert metrics.pearson(p, y) == pytest.approx(stats.pearsonr(p, y)[0], abs=1e-12)
     assert metrics.spearman(p, y) == pytest.approx(stats.spearmanr(p, y)[0], abs=1e-12)
     assert metrics.mean_squared_error(p, y) == pytest.approx(
-        skm.mean_squared_error(y, p), rel=1e-12)
+        skm.mean_squared_error(y, p), rel=1e-12
+    )
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -122,8 +123,7 @@ def test_race_metrics_by_level():
     y = [0, 1, 0, 3, 1, 0]
     levels = ["middle", "middle", "high", "high", "high", "middle"]
     got = race_metrics(p, y, levels)
-    assert got == pytest.approx({"accuracy": 4 / 6, "middle_accuracy": 1.0,
-                                 "high_accuracy": 1 / 3})
+    assert got == pytest.approx({"accuracy": 4 / 6, "middle_accuracy": 1.0, "high_accuracy": 1 / 3})
     high_only = race_metrics(p[2:5], y[2:5], levels[2:5])
     assert set(high_only) == {"accuracy", "high_accuracy"}
     assert race_accuracy(p, y) == pytest.approx(4 / 6)

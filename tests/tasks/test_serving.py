@@ -1,5 +1,6 @@
 """The shared export pieces (albert_tf/tasks/serving.py): the save replaces a previous export
 whole or not at all, with the README on loading; the export helper; load_saved_model."""
+
 import os
 import pathlib
 
@@ -14,13 +15,21 @@ class _Echo(tf.Module):
     def __init__(self, suffix):
         super().__init__()
         self.suffix = tf.constant(suffix)
-        self.serve = tf.function(lambda text: {"out": text + self.suffix},
-                                 input_signature=[tf.TensorSpec([None], tf.string)])
+        self.serve = tf.function(
+            lambda text: {"out": text + self.suffix},
+            input_signature=[tf.TensorSpec([None], tf.string)],
+        )
 
 
 def _save(module, path):
-    return serving.save_module(module, module.serve.get_concrete_function(), path, "echo",
-                               "`text` [batch]", "`out` [batch]")
+    return serving.save_module(
+        module,
+        module.serve.get_concrete_function(),
+        path,
+        "echo",
+        "`text` [batch]",
+        "`out` [batch]",
+    )
 
 
 def _run(path):
@@ -40,6 +49,7 @@ def test_each_export_is_a_new_version_whole_or_not_at_all(tmp_path, monkeypatch)
 
     def broken(*args, **kwargs):
         raise OSError("disk full")
+
     monkeypatch.setattr(tf.saved_model, "save", broken)
     with pytest.raises(OSError):
         _save(_Echo("3"), tmp_path / "export")
@@ -52,6 +62,10 @@ def test_each_export_is_a_new_version_whole_or_not_at_all(tmp_path, monkeypatch)
 
 def test_exporter_and_tokenizer_need_their_inputs():
     assert serving.exporter(lambda m, t, d: d, "task", None) is None
-    assert serving.exporter(lambda m, t, d: (m, t, d), "task", "dir")("model") == ("model", "task", "dir")
+    assert serving.exporter(lambda m, t, d: (m, t, d), "task", "dir")("model") == (
+        "model",
+        "task",
+        "dir",
+    )
     with pytest.raises(ValueError, match="--export_dir needs --spm_model_file"):
         serving.graph_tokenizer(None)

@@ -1,19 +1,20 @@
 """GraphTokenizer: same ids as FullTokenizer (the reference) on the shared cases and beyond."""
+
 import json
 import random
 import unicodedata
 
 import numpy as np
 import pytest
+from repo_paths import FIXTURES
 import tensorflow as tf
+from test_tokenization import comma_model
 
 from albert_tf.text import graph_text
 from albert_tf.text.graph_text import overrides
 from albert_tf.text.graph_tokenizer import GraphTokenizer, GraphTokenizerLayer
 from albert_tf.text.normalization import preprocess_text
 from albert_tf.text.tokenization import FullTokenizer
-from repo_paths import FIXTURES
-from test_tokenization import comma_model
 
 CASES = [json.loads(line) for line in open(FIXTURES / "tokenization.jsonl", encoding="utf-8")]
 MODEL = str(FIXTURES / "spm.model")
@@ -45,8 +46,11 @@ def test_all_fixture_cases(graph, graph_raw):
     pre = _decode(graph.preprocess_text(texts))
     ids = graph(texts).to_list()
     raw = graph_raw(texts).to_list()
-    failed = {i for i, c in enumerate(CASES)
-              if pre[i] != c["preprocessed"] or ids[i] != c["ids"] or raw[i] != c["raw_ids"]}
+    failed = {
+        i
+        for i, c in enumerate(CASES)
+        if pre[i] != c["preprocessed"] or ids[i] != c["ids"] or raw[i] != c["raw_ids"]
+    }
     assert len(CASES) == 40
     assert failed == DOCUMENTED_EXCEPTIONS
 
@@ -61,12 +65,26 @@ def test_scalar_and_empty_inputs(graph):
 def test_corpus_and_fuzz_agree_with_python(graph, graph_raw, py):
     lines = (FIXTURES / "corpus.txt").read_text(encoding="utf-8").split("\n")
     rng = random.Random(3)
-    alphabet = (list("abcXYZ0123456789,.-()\"' \t\n\r\x00\x0b\x85\xa0\u3000\u2028") +
-                ["É", "ß", "İ", "Σ", "ﬁ", "①", "😀", "中", "\u0301", "\u0e31", "\u2c2f",
-                 "\U000105c9", "\U00011383"] +
-                [chr(rng.randrange(0x20, 0x3000)) for _ in range(200)])
-    fuzz = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40)))
-            for _ in range(3000)]
+    alphabet = (
+        list("abcXYZ0123456789,.-()\"' \t\n\r\x00\x0b\x85\xa0\u3000\u2028")
+        + [
+            "É",
+            "ß",
+            "İ",
+            "Σ",
+            "ﬁ",
+            "①",
+            "😀",
+            "中",
+            "\u0301",
+            "\u0e31",
+            "\u2c2f",
+            "\U000105c9",
+            "\U00011383",
+        ]
+        + [chr(rng.randrange(0x20, 0x3000)) for _ in range(200)]
+    )
+    fuzz = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40))) for _ in range(3000)]
     for texts in (lines, fuzz):
         want = [py.encode(preprocess_text(t, lower=True)) for t in texts]
         assert graph(tf.constant(texts)).to_list() == want
@@ -75,8 +93,13 @@ def test_corpus_and_fuzz_agree_with_python(graph, graph_raw, py):
 
 def test_invalid_utf8_dropped_like_python(graph, py):
     rng = random.Random(9)
-    raw = [bytes(rng.randrange(256) if rng.random() < 0.3 else rng.randrange(0x61, 0x7b)
-                 for _ in range(rng.randrange(30))) for _ in range(500)]
+    raw = [
+        bytes(
+            rng.randrange(256) if rng.random() < 0.3 else rng.randrange(0x61, 0x7B)
+            for _ in range(rng.randrange(30))
+        )
+        for _ in range(500)
+    ]
     want = [py.encode(preprocess_text(b, lower=True)) for b in raw]
     assert graph(tf.constant(raw)).to_list() == want
 
@@ -91,8 +114,9 @@ def test_preprocess_every_codepoint_like_python(graph):
     assert bad == []
 
 
-@pytest.mark.parametrize("remove_space,lower", [(True, True), (True, False), (False, True),
-                                                 (False, False)])
+@pytest.mark.parametrize(
+    "remove_space,lower", [(True, True), (True, False), (False, True), (False, False)]
+)
 def test_preprocess_fast_paths_equal_the_unicode_path(remove_space, lower):
     """The ASCII fast paths give what every step gives, and clean ASCII takes the fastest."""
     g = GraphTokenizer(MODEL, do_lower_case=lower, remove_space=remove_space)
@@ -104,8 +128,9 @@ def test_preprocess_fast_paths_equal_the_unicode_path(remove_space, lower):
     strings = tf.constant(texts)
     got = g.preprocess_text(strings).numpy().tolist()
     assert got == g._preprocess_unicode(strings).numpy().tolist()
-    assert got == [preprocess_text(t, remove_space=remove_space, lower=lower).encode("utf-8")
-                   for t in texts]
+    assert got == [
+        preprocess_text(t, remove_space=remove_space, lower=lower).encode("utf-8") for t in texts
+    ]
     fast = graph_text._matches(strings, g._clean_re).numpy().tolist()
     n_fast = len(clean) + (0 if remove_space else len(ascii_other))
     assert fast == [True] * n_fast + [False] * (len(texts) - n_fast)
@@ -130,22 +155,38 @@ def test_comma_fixup_in_graph(tmp_path):
     text = "in 19, x2, 2,"
     assert g.tokenize(text).numpy().tolist() == py.encode(text)
     assert py.convert_ids_to_tokens(py.encode(text)) == [
-        "\u2581in", "\u258119", ",", "\u2581", "x", "\u25812", ",", "\u25812", ","]
+        "\u2581in",
+        "\u258119",
+        ",",
+        "\u2581",
+        "x",
+        "\u25812",
+        ",",
+        "\u25812",
+        ",",
+    ]
     rng = random.Random(1)
     alphabet = list("0123456789,, ab.x") + ["19,", "2,", "100,", "H"]
-    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 25)))
-             for _ in range(2000)]
+    texts = [
+        "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 25))) for _ in range(2000)
+    ]
     assert g(tf.constant(texts)).to_list() == [py.encode(t) for t in texts]
 
 
 def test_packed_features_match_python_packing(graph, py):
     from albert_tf.text.packing import pack_ids
+
     a = [c["text"] for c in CASES]
     b = list(reversed(a))
     out = graph.encode(tf.constant(a), tf.constant(b), max_seq_length=24)
     for i in range(len(a)):
-        want = pack_ids(py.encode(preprocess_text(a[i], lower=True)),
-                        py.encode(preprocess_text(b[i], lower=True)), 24, py.cls_id, py.sep_id)
+        want = pack_ids(
+            py.encode(preprocess_text(a[i], lower=True)),
+            py.encode(preprocess_text(b[i], lower=True)),
+            24,
+            py.cls_id,
+            py.sep_id,
+        )
         for key, value in want.items():
             assert out[key][i].numpy().tolist() == value
 
@@ -187,7 +228,9 @@ def test_sampling_in_graph(py):
 
 def test_keras_layer_reloads_with_its_own_model(graph, tmp_path):
     import shutil
+
     import keras
+
     (tmp_path / "a").mkdir()
     spm = shutil.copy(MODEL, tmp_path / "a" / "spm.model")
     text = keras.Input(shape=(), dtype="string")

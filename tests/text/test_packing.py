@@ -1,4 +1,5 @@
 """Sequence packing: Google's pop-from-longer truncation, layout, and Python/graph agreement."""
+
 import random
 
 import pytest
@@ -85,6 +86,7 @@ def test_pack_ids_too_small_raises():
 @pytest.mark.parametrize("pair", [True, False])
 def test_graph_packing_agrees_with_python(pair):
     import tensorflow as tf
+
     rng = random.Random(123 + pair)
     for max_len in (3, 4, 5, 8, 17, 64):
         if not pair and max_len < 2:
@@ -104,6 +106,7 @@ def test_graph_packing_agrees_with_python(pair):
 
 def test_graph_packing_in_tf_function_with_int32_splits():
     import tensorflow as tf
+
     a = tf.ragged.constant([[5, 6, 7], [8]], dtype=tf.int64).with_row_splits_dtype(tf.int32)
     fn = tf.function(lambda x: pack_ids_graph(x, None, 4, cls_id=2, sep_id=3, pad_id=1))
     out = fn(a)

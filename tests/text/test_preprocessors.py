@@ -1,19 +1,23 @@
 """The preprocessor layers give, in-graph, the features the Python data paths build: GLUE packing,
 Google's RACE layout, the first SQuAD window; and they run inside tf.data."""
+
 import numpy as np
 import pytest
+from repo_paths import DATA, FIXTURES
 import tensorflow as tf
 
+from albert_tf.tasks.glue.processors import get_processor
 from albert_tf.tasks.race.data import encode_race_example, race_choice_text, read_race_examples
 from albert_tf.tasks.squad.examples import read_squad_examples
 from albert_tf.tasks.squad.features import convert_examples_to_features
 from albert_tf.text.encoding import TextEncoder
+from albert_tf.text.keras_preprocessors import (
+    AlbertMultipleChoicePreprocessor,
+    AlbertSpanPreprocessor,
+    AlbertTextPreprocessor,
+    choice_texts_graph,
+)
 from albert_tf.text.packing import pack_ids
-from albert_tf.text.keras_preprocessors import (AlbertMultipleChoicePreprocessor,
-                                          AlbertSpanPreprocessor, AlbertTextPreprocessor,
-                                          choice_texts_graph)
-from repo_paths import DATA, FIXTURES
-from albert_tf.tasks.glue.processors import get_processor
 
 SPM = str(FIXTURES / "albert_tiny" / "30k-clean.model")
 KEYS = ("input_ids", "input_mask", "segment_ids")
@@ -34,12 +38,12 @@ def test_classification_equals_the_glue_records(encoder, task, length):
     pair = examples[0].text_b is not None
     a = [e.text_a for e in examples]
     x = (a, [e.text_b for e in examples]) if pair else a
-    got = _as_lists(AlbertTextPreprocessor(SPM, sequence_length=length)(
-        tuple(x) if pair else x))
+    got = _as_lists(AlbertTextPreprocessor(SPM, sequence_length=length)(tuple(x) if pair else x))
     for i, e in enumerate(examples):
         ids_b = encoder.ids(e.text_b) if pair else None
-        want = pack_ids(encoder.ids(e.text_a), ids_b, length, encoder.cls_id, encoder.sep_id,
-                        encoder.pad_id)
+        want = pack_ids(
+            encoder.ids(e.text_a), ids_b, length, encoder.cls_id, encoder.sep_id, encoder.pad_id
+        )
         assert {k: got[k][i] for k in KEYS} == {k: want[k] for k in KEYS}
 
 
@@ -47,9 +51,13 @@ def test_classification_equals_the_glue_records(encoder, task, length):
 def test_multiple_choice_equals_googles_race_layout(encoder, length, max_qa):
     examples = read_race_examples(str(DATA), "train") + read_race_examples(str(DATA), "test")
     layer = AlbertMultipleChoicePreprocessor(SPM, sequence_length=length, max_qa_length=max_qa)
-    got = layer({"article": [e.article for e in examples],
-                 "question": [e.question for e in examples],
-                 "options": [list(e.options) for e in examples]})
+    got = layer(
+        {
+            "article": [e.article for e in examples],
+            "question": [e.question for e in examples],
+            "options": [list(e.options) for e in examples],
+        }
+    )
     assert got["input_ids"].shape == (len(examples), 4, length)
     for i, e in enumerate(examples):
         want = encode_race_example(e, encoder, length, max_qa)
@@ -61,24 +69,32 @@ def test_choice_texts_fill_every_blank_as_google():
     questions = ["My _ is _.", "_", "no blank here", "", "__x", "end _"]
     options = ["cat", "a_b", "yes", "opt", "y", ""]
     got = choice_texts_graph(tf.constant(questions), tf.constant(options)).numpy()
-    assert [g.decode() for g in got] == [race_choice_text(q, o)
-                                          for q, o in zip(questions, options)]
+    assert [g.decode() for g in got] == [race_choice_text(q, o) for q, o in zip(questions, options)]
 
 
 def test_span_equals_the_first_squad_window(encoder):
-    examples = read_squad_examples(DATA / "squad" / "v1.1" / "squad.json", is_training=False,
-                                   version_2_with_negative=False)[:12]
+    examples = read_squad_examples(
+        DATA / "squad" / "v1.1" / "squad.json", is_training=False, version_2_with_negative=False
+    )[:12]
     length, max_query = 48, 8
-    features = convert_examples_to_features(examples, encoder.tokenizer, length, 16, max_query,
-                                            is_training=False)
+    features = convert_examples_to_features(
+        examples, encoder.tokenizer, length, 16, max_query, is_training=False
+    )
     first = {f.example_index: f for f in reversed(features)}  # doc_span_index 0 of each
     layer = AlbertSpanPreprocessor(SPM, sequence_length=length, max_query_length=max_query)
-    got = layer({"question": [e.question_text for e in examples],
-                 "context": [e.paragraph_text for e in examples]})
+    got = layer(
+        {
+            "question": [e.question_text for e in examples],
+            "context": [e.paragraph_text for e in examples],
+        }
+    )
     for i in range(len(examples)):
         f = first[i]
         assert {k: got[k][i].numpy().tolist() for k in KEYS} == {
-            "input_ids": f.input_ids, "input_mask": f.input_mask, "segment_ids": f.segment_ids}
+            "input_ids": f.input_ids,
+            "input_mask": f.input_mask,
+            "segment_ids": f.segment_ids,
+        }
         offset = int(got["context_offset"][i])
         assert offset == min(f.token_to_orig_map)
         assert int(got["context_length"][i]) == f.paragraph_len

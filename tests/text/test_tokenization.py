@@ -1,25 +1,27 @@
 """FullTokenizer against Google's outputs (tokenization.jsonl), its quirks, WordPiece, errors."""
+
 import json
 import os
 import random
 import unicodedata
 
 import pytest
+from repo_paths import FIXTURES
 import sentencepiece as spm
 from sentencepiece import sentencepiece_model_pb2 as model_pb2
 
 from albert_tf.text.normalization import preprocess_text
 from albert_tf.text.spm_encode import encode_ids, encode_pieces
-from albert_tf.text.tokenization import FullTokenizer
-from repo_paths import FIXTURES
 from albert_tf.text.spm_train import train_sentencepiece
+from albert_tf.text.tokenization import FullTokenizer
 
 U = "\u2581"
 CASES = [json.loads(line) for line in open(FIXTURES / "tokenization.jsonl", encoding="utf-8")]
 
 
-def comma_model(path, extra=("\u258119,", "2,", "\u258119", "\u25812", "\u25812,", "100,",
-                             "\u2581100")):
+def comma_model(
+    path, extra=("\u258119,", "2,", "\u258119", "\u25812", "\u25812,", "100,", "\u2581100")
+):
     """The fixture model plus pieces ending in digit + ',' (Google's fix-up then applies)."""
     proto = model_pb2.ModelProto()
     proto.ParseFromString((FIXTURES / "spm.model").read_bytes())
@@ -61,6 +63,7 @@ def comma_tok(tmp_path_factory):
 
 # --------------------------------------------------------------------------- fixture parity
 
+
 @pytest.mark.parametrize("case", CASES, ids=[str(i) for i in range(len(CASES))])
 def test_fixture_case(tok, case):
     pre = preprocess_text(case["text"], lower=True)
@@ -96,9 +99,11 @@ def test_corpus_matches_literal_google_pipeline(tok):
 
 def test_preprocess_matches_literal_on_unicode_fuzz():
     rng = random.Random(5)
-    alphabet = (list("aZ \t\n\r\x0b\x0c\x1c\x85\xa0\u2028\u3000\u200b,.") +
-                [chr(rng.randrange(0x80, 0x3000)) for _ in range(300)] +
-                ["e\u0301", "\u0130", "\u00a8", "\ufb01", "\u2460", "\U0001F600", "\u0e31"])
+    alphabet = (
+        list("aZ \t\n\r\x0b\x0c\x1c\x85\xa0\u2028\u3000\u200b,.")
+        + [chr(rng.randrange(0x80, 0x3000)) for _ in range(300)]
+        + ["e\u0301", "\u0130", "\u00a8", "\ufb01", "\u2460", "\U0001f600", "\u0e31"]
+    )
     for _ in range(2000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 30)))
         for lower in (True, False):
@@ -109,13 +114,29 @@ def test_preprocess_matches_literal_on_unicode_fuzz():
 
 # --------------------------------------------------------------------------- quirks
 
+
 def test_comma_digit_fixup_keeps_the_added_underline(comma_tok):
     sp = comma_tok.sp_model
     assert sp.encode("in 19, x2, 2,", out_type=str) == [
-        "\u2581in", "\u258119,", "\u2581", "x", "2,", "\u25812,"]
+        "\u2581in",
+        "\u258119,",
+        "\u2581",
+        "x",
+        "2,",
+        "\u25812,",
+    ]
     # '19,' -> '▁19' ','; a piece without '▁' ('2,') gets one from the re-encoding
     assert comma_tok.tokenize("in 19, x2, 2,") == [
-        "\u2581in", "\u258119", ",", "\u2581", "x", "\u25812", ",", "\u25812", ","]
+        "\u2581in",
+        "\u258119",
+        ",",
+        "\u2581",
+        "x",
+        "\u25812",
+        ",",
+        "\u25812",
+        ",",
+    ]
     ids = comma_tok.encode("in 19, x2, 2,")
     assert ids == comma_tok.convert_tokens_to_ids(comma_tok.tokenize("in 19, x2, 2,"))
     assert comma_tok.vocab["\u258119,"] not in ids
@@ -125,8 +146,9 @@ def test_comma_fixup_matches_literal_on_fuzz(comma_tok):
     sp = comma_tok.sp_model
     rng = random.Random(0)
     alphabet = list("0123456789,, ab.x") + ["19,", "2,", "100,", "H", "\u00e9"]
-    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 25)))
-             for _ in range(3000)]
+    texts = [
+        "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 25))) for _ in range(3000)
+    ]
     hits = 0
     for text in texts:
         want = google_encode_pieces(sp, text)
@@ -142,7 +164,13 @@ def test_unknown_pieces_keep_surface_and_map_to_unk(tok):
     assert tok.tokenize("Hello") == ["\u2581", "H", "ell", "o"]
     assert tok.convert_tokens_to_ids(["H", "not-a-piece", "\u2581the"]) == [1, 1, 14]
     assert tok.convert_ids_to_tokens([0, 1, 2, 3, 4, 14]) == [
-        "<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]", "\u2581the"]
+        "<pad>",
+        "<unk>",
+        "[CLS]",
+        "[SEP]",
+        "[MASK]",
+        "\u2581the",
+    ]
 
 
 def test_sampling_gives_valid_segmentations(tok):
@@ -156,6 +184,7 @@ def test_sampling_gives_valid_segmentations(tok):
 
 
 # --------------------------------------------------------------------------- special ids
+
 
 def test_special_ids_from_model(tok):
     sp = tok.sp_model
@@ -177,6 +206,7 @@ def test_special_ids_are_read_not_hard_coded(tmp_path):
 
 
 # --------------------------------------------------------------------------- errors
+
 
 def _one_line(err):
     return "\n" not in str(err.value)
@@ -227,10 +257,30 @@ def test_no_files_given():
 
 # --------------------------------------------------------------------------- WordPiece
 
+
 @pytest.fixture()
 def wp_vocab(tmp_path):
-    tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "un", "##aff", "##able", "hello",
-              "world", ",", "!", "the", "##s", "cafe", "我", "喜", "a", "##a"]
+    tokens = [
+        "[PAD]",
+        "[UNK]",
+        "[CLS]",
+        "[SEP]",
+        "[MASK]",
+        "un",
+        "##aff",
+        "##able",
+        "hello",
+        "world",
+        ",",
+        "!",
+        "the",
+        "##s",
+        "cafe",
+        "我",
+        "喜",
+        "a",
+        "##a",
+    ]
     path = tmp_path / "vocab.txt"
     path.write_text("\n".join(tokens) + "\n", encoding="utf-8")
     return str(path)
@@ -240,7 +290,14 @@ def test_wordpiece_mode(wp_vocab):
     t = FullTokenizer(vocab_file=wp_vocab, do_lower_case=True)
     assert t.sp_model is None
     assert t.tokenize("UNaffable Hello, world!") == [
-        "un", "##aff", "##able", "hello", ",", "world", "!"]
+        "un",
+        "##aff",
+        "##able",
+        "hello",
+        ",",
+        "world",
+        "!",
+    ]
     assert t.tokenize("Café\t我喜欢") == ["cafe", "我", "喜", "[UNK]"]
     assert t.tokenize("thes xyz") == ["the", "##s", "[UNK]"]
     assert t.tokenize("hello\x00\ufffd world\u200b") == ["hello", "world"]
@@ -264,18 +321,30 @@ def test_wordpiece_missing_vocab(tmp_path):
 
 # --------------------------------------------------------------------------- training
 
+
 def test_train_sentencepiece_recipe(tmp_path):
     prefix = tmp_path / "out" / "tiny"
-    path = train_sentencepiece(str(FIXTURES / "corpus.txt"), str(prefix), 400,
-                                            num_threads=2)
+    path = train_sentencepiece(str(FIXTURES / "corpus.txt"), str(prefix), 400, num_threads=2)
     assert path == str(prefix) + ".model" and os.path.isfile(str(prefix) + ".vocab")
     assert sorted(os.listdir(tmp_path / "out")) == ["tiny.model", "tiny.vocab"]  # no temp left
     t = FullTokenizer(spm_model_file=path)
     sp = t.sp_model
     assert sp.get_piece_size() == 400
     assert [sp.id_to_piece(i) for i in range(13)] == [
-        "<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]",
-        "(", ")", '"', "-", ".", "\u2013", "\u00a3", "\u20ac"]
+        "<pad>",
+        "<unk>",
+        "[CLS]",
+        "[SEP]",
+        "[MASK]",
+        "(",
+        ")",
+        '"',
+        "-",
+        ".",
+        "\u2013",
+        "\u00a3",
+        "\u20ac",
+    ]
     assert (t.pad_id, t.unk_id, t.cls_id, t.sep_id, t.mask_id) == (0, 1, 2, 3, 4)
     assert sp.bos_id() == -1 and sp.eos_id() == -1
     assert all(sp.is_control(i) for i in (2, 3, 4))

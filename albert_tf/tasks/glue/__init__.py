@@ -1,1 +1,2 @@
-"""GLUE sentence(-pair) classification and regression: processors, records, task, metrics, serving."""
+"""GLUE sentence(-pair) classification and regression: processors, records, task, metrics,
+serving."""

@@ -8,6 +8,7 @@ Each split is an explicit file or `<data_dir>/<split>.<csv|tsv|jsonl>`. Labels a
 unique values of the train split's label column (numerically when all are numbers), unless
 given; `labels.json` stores them with a run so later runs map labels to the same ids.
 """
+
 from __future__ import annotations
 
 import csv
@@ -31,21 +32,29 @@ def check_extension(path, flag=None) -> str:
     ext = os.path.splitext(os.fspath(path))[1].lower()
     if ext not in EXTENSIONS:
         where = f"--{flag}: " if flag else ""
-        raise InputError(f"{where}{path} has the unknown extension {ext or '(none)'!r}; "
-                         f"use one of {', '.join(EXTENSIONS)}")
+        raise InputError(
+            f"{where}{path} has the unknown extension {ext or '(none)'!r}; "
+            f"use one of {', '.join(EXTENSIONS)}"
+        )
     return ext
 
 
 def find_split_file(data_dir, split) -> str:
     """`data_dir/<split>.csv|.tsv|.jsonl`: exactly one must exist."""
-    found = [fileio.join(data_dir, split + ext) for ext in EXTENSIONS
-             if fileio.isfile(fileio.join(data_dir, split + ext))]
+    found = [
+        fileio.join(data_dir, split + ext)
+        for ext in EXTENSIONS
+        if fileio.isfile(fileio.join(data_dir, split + ext))
+    ]
     if not found:
-        raise FileNotFoundError(f"no {split} file in {data_dir} (looked for "
-                                f"{', '.join(split + e for e in EXTENSIONS)})")
+        raise FileNotFoundError(
+            f"no {split} file in {data_dir} (looked for {', '.join(split + e for e in EXTENSIONS)})"
+        )
     if len(found) > 1:
-        raise InputError(f"--data_dir: {data_dir} holds several {split} files "
-                         f"({', '.join(fileio.basename(p) for p in found)}); keep one")
+        raise InputError(
+            f"--data_dir: {data_dir} holds several {split} files "
+            f"({', '.join(fileio.basename(p) for p in found)}); keep one"
+        )
     return found[0]
 
 
@@ -55,9 +64,10 @@ def _decode(path) -> str:
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        line = raw[:e.start].count(b"\n") + 1
-        raise GlueFormatError(f"{path}, line {line}: not UTF-8 text "
-                              f"(byte {raw[e.start]:#04x})") from None
+        line = raw[: e.start].count(b"\n") + 1
+        raise GlueFormatError(
+            f"{path}, line {line}: not UTF-8 text (byte {raw[e.start]:#04x})"
+        ) from None
 
 
 def read_table(path) -> tuple:
@@ -72,8 +82,9 @@ def read_table(path) -> tuple:
     if ext == ".jsonl":
         return _read_jsonl(path, text)
     quoting = csv.QUOTE_NONE if ext == ".tsv" else csv.QUOTE_MINIMAL
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t" if ext == ".tsv" else ",",
-                        quoting=quoting)
+    reader = csv.reader(
+        io.StringIO(text, newline=""), delimiter="\t" if ext == ".tsv" else ",", quoting=quoting
+    )
     try:
         columns = [c.strip() for c in next(reader)]
         rows = []
@@ -81,8 +92,10 @@ def read_table(path) -> tuple:
             if not any(f.strip() for f in fields):
                 continue
             if len(fields) != len(columns):
-                raise GlueFormatError(f"{path}, line {reader.line_num}: {len(fields)} fields, "
-                                      f"but the header has {len(columns)} ({', '.join(columns)})")
+                raise GlueFormatError(
+                    f"{path}, line {reader.line_num}: {len(fields)} fields, "
+                    f"but the header has {len(columns)} ({', '.join(columns)})"
+                )
             rows.append((reader.line_num, dict(zip(columns, fields))))
     except csv.Error as e:
         raise GlueFormatError(f"{path}, line {reader.line_num}: {e}") from None
@@ -100,8 +113,9 @@ def _read_jsonl(path, text) -> tuple:
         except json.JSONDecodeError as e:
             raise GlueFormatError(f"{path}, line {lineno}: not valid JSON ({e.msg})") from None
         if not isinstance(row, dict):
-            raise GlueFormatError(f"{path}, line {lineno}: a JSON object is needed, "
-                                  f"got {type(row).__name__}")
+            raise GlueFormatError(
+                f"{path}, line {lineno}: a JSON object is needed, got {type(row).__name__}"
+            )
         rows.append((lineno, row))
     return list(rows[0][1]), rows
 
@@ -132,10 +146,19 @@ class CustomProcessor(DataProcessor):
 
     task_name, task_dir = "custom", ""
 
-    def __init__(self, files: Optional[dict] = None, data_dir=None, *, text_a_column="text",
-                 text_b_column=None, label_column="label", is_regression=False,
-                 labels: Optional[Sequence[str]] = None, multi_label=False,
-                 label_separator=","):
+    def __init__(
+        self,
+        files: Optional[dict] = None,
+        data_dir=None,
+        *,
+        text_a_column="text",
+        text_b_column=None,
+        label_column="label",
+        is_regression=False,
+        labels: Optional[Sequence[str]] = None,
+        multi_label=False,
+        label_separator=",",
+    ):
         """`multi_label`: the label column holds several labels (a JSON list, or names
         separated by `label_separator` in CSV/TSV; none is an example with no label), and an
         example's label is the sorted tuple of them."""
@@ -179,10 +202,13 @@ class CustomProcessor(DataProcessor):
         """What of the files and columns changes the features of `split`."""
         path = self.path(split)
         digest = fileio.file_fingerprint(path)
-        return {"data": [fileio.abspath(path), digest],
-                "columns": [self.text_a_column, self.text_b_column, self.label_column],
-                "labels": self.labels, "is_regression": self.is_regression,
-                **({"multi_label": self.label_separator} if self.multi_label else {})}
+        return {
+            "data": [fileio.abspath(path), digest],
+            "columns": [self.text_a_column, self.text_b_column, self.label_column],
+            "labels": self.labels,
+            "is_regression": self.is_regression,
+            **({"multi_label": self.label_separator} if self.multi_label else {}),
+        }
 
     def _read_split(self, data_dir, split) -> List[InputExample]:
         return self._read(split, check_labels=True)
@@ -195,10 +221,12 @@ class CustomProcessor(DataProcessor):
         if check_labels and split != "test" and not self.is_regression:
             known = set(self.labels)
             for e, lineno in zip(examples, lines):
-                for name in (e.label if self.multi_label else (e.label,)):
+                for name in e.label if self.multi_label else (e.label,):
                     if name not in known:
-                        raise GlueFormatError(f"{self.path(split)}, line {lineno}: label {name!r} "
-                                              f"is not among the train labels {self.labels}")
+                        raise GlueFormatError(
+                            f"{self.path(split)}, line {lineno}: label {name!r} "
+                            f"is not among the train labels {self.labels}"
+                        )
         return examples
 
     def _columns(self, split):
@@ -216,10 +244,14 @@ class CustomProcessor(DataProcessor):
         wanted = self._columns(split)
         for flag, column in wanted:
             if column not in columns and not path.endswith(".jsonl"):
-                raise GlueFormatError(f"{path} has no column {column!r} (--{flag}); its columns "
-                                      f"are: {', '.join(columns)}")
-        examples = [self._example(path, lineno, row, wanted, split, number)
-                    for number, (lineno, row) in enumerate(rows)]
+                raise GlueFormatError(
+                    f"{path} has no column {column!r} (--{flag}); its columns "
+                    f"are: {', '.join(columns)}"
+                )
+        examples = [
+            self._example(path, lineno, row, wanted, split, number)
+            for number, (lineno, row) in enumerate(rows)
+        ]
         if not examples:
             raise GlueFormatError(f"{path} has no examples (only a header)")
         return examples, [lineno for lineno, _ in rows]
@@ -230,8 +262,10 @@ class CustomProcessor(DataProcessor):
         for flag, column in wanted:
             value = row.get(column)
             if value is None:
-                raise GlueFormatError(f"{path}, line {lineno}: no {column!r} (--{flag}); the row "
-                                      f"has: {', '.join(row)}")
+                raise GlueFormatError(
+                    f"{path}, line {lineno}: no {column!r} (--{flag}); the row "
+                    f"has: {', '.join(row)}"
+                )
             if flag != "label_column" and not isinstance(value, str):
                 raise GlueFormatError(f"{path}, line {lineno}: {column!r} is not text: {value!r}")
             values[flag] = value
@@ -243,8 +277,12 @@ class CustomProcessor(DataProcessor):
             if label == "":
                 raise GlueFormatError(f"{path}, line {lineno}: empty label ({self.label_column!r})")
         guid = str(number) if split == "test" else f"{split}-{number}"
-        return InputExample(guid=guid, text_a=values["text_a_column"],
-                            text_b=values.get("text_b_column"), label=label)
+        return InputExample(
+            guid=guid,
+            text_a=values["text_a_column"],
+            text_b=values.get("text_b_column"),
+            label=label,
+        )
 
     def _parse_labels(self, raw, path, lineno) -> tuple:
         """A multi-label cell: a JSON list of names, or names split on label_separator."""
@@ -253,8 +291,10 @@ class CustomProcessor(DataProcessor):
         elif isinstance(raw, str):
             names = [x.strip() for x in raw.split(self.label_separator)]
         else:
-            raise GlueFormatError(f"{path}, line {lineno}: {self.label_column!r} is not a list "
-                                  f"of labels: {raw!r} (--multi_label)")
+            raise GlueFormatError(
+                f"{path}, line {lineno}: {self.label_column!r} is not a list "
+                f"of labels: {raw!r} (--multi_label)"
+            )
         return tuple(sorted({x for x in names if x}))
 
     def _parse_label(self, raw):
@@ -267,10 +307,16 @@ class CustomProcessor(DataProcessor):
     # -- the label file of a run --------------------------------------------------------------
     def label_record(self) -> dict:
         """What labels.json holds: the label names in id order, the columns, is_regression."""
-        return {"task": self.task_name, "labels": self.labels, "is_regression": self.is_regression,
-                "text_a_column": self.text_a_column, "text_b_column": self.text_b_column,
-                "label_column": self.label_column, "multi_label": self.multi_label,
-                "label_separator": self.label_separator}
+        return {
+            "task": self.task_name,
+            "labels": self.labels,
+            "is_regression": self.is_regression,
+            "text_a_column": self.text_a_column,
+            "text_b_column": self.text_b_column,
+            "label_column": self.label_column,
+            "multi_label": self.multi_label,
+            "label_separator": self.label_separator,
+        }
 
     def save_labels(self, folder) -> str:
         """Write `folder/labels.json` (atomically): the label ids of this run."""
@@ -293,38 +339,62 @@ def settle_labels(processor: CustomProcessor, output_dir, init_checkpoint=None, 
     """Fix the processor's label ids for a run and return the labels.json they came from (or
     None). Training takes train's labels, which must equal `output_dir/labels.json` if there is
     one; otherwise labels.json in output_dir or beside init_checkpoint wins over train's."""
-    folders = [output_dir] + ([] if do_train or not init_checkpoint
-                              else [fileio.dirname(fileio.abspath(init_checkpoint))])
-    stored = next((fileio.join(f, LABELS_FILE) for f in folders
-                   if f and fileio.isfile(fileio.join(f, LABELS_FILE))), None)
+    folders = [output_dir] + (
+        [] if do_train or not init_checkpoint else [fileio.dirname(fileio.abspath(init_checkpoint))]
+    )
+    stored = next(
+        (
+            fileio.join(f, LABELS_FILE)
+            for f in folders
+            if f and fileio.isfile(fileio.join(f, LABELS_FILE))
+        ),
+        None,
+    )
     if stored is None:
         try:
             processor.labels  # noqa: B018  inferred from train now, so its errors come here
         except FileNotFoundError as e:
-            raise InputError(f"no {LABELS_FILE} in --output_dir {output_dir} (nor beside "
-                             f"--init_checkpoint) and no train file to take the labels from: {e}"
-                             ) from None
+            raise InputError(
+                f"no {LABELS_FILE} in --output_dir {output_dir} (nor beside "
+                f"--init_checkpoint) and no train file to take the labels from: {e}"
+            ) from None
         return None
     record = load_labels(stored)
     if bool(record.get("multi_label")) != processor.multi_label:
-        raise InputError(f"{stored} is from a {'multi-label' if record.get('multi_label') else 'single-label'}"
-                         f" run; give the same --multi_label or a fresh --output_dir")
+        raise InputError(
+            f"{stored} is from a {'multi-label' if record.get('multi_label') else 'single-label'}"
+            f" run; give the same --multi_label or a fresh --output_dir"
+        )
     if bool(record.get("is_regression")) != processor.is_regression:
-        raise InputError(f"{stored} is from a {'regression' if record.get('is_regression') else 'classification'}"
-                         f" run; give the same --is_regression or a fresh --output_dir")
+        raise InputError(
+            f"{stored} is from a "
+            f"{'regression' if record.get('is_regression') else 'classification'}"
+            f" run; give the same --is_regression or a fresh --output_dir"
+        )
     if do_train and not processor.is_regression and processor.train_labels() != record["labels"]:
-        raise InputError(f"{stored} lists the labels {record['labels']} but the train file has "
-                         f"{processor.train_labels()}; use a fresh --output_dir")
+        raise InputError(
+            f"{stored} lists the labels {record['labels']} but the train file has "
+            f"{processor.train_labels()}; use a fresh --output_dir"
+        )
     processor._labels = None if processor.is_regression else [str(x) for x in record["labels"]]
     return stored
 
 
-def load_text_classification_data(path, text_a_column="text", text_b_column=None,
-                                  label_column="label", is_regression=False,
-                                  split="train") -> List[InputExample]:
+def load_text_classification_data(
+    path,
+    text_a_column="text",
+    text_b_column=None,
+    label_column="label",
+    is_regression=False,
+    split="train",
+) -> List[InputExample]:
     """The examples of one CSV/TSV/JSONL file (labels as written: names, or floats when
     is_regression); `split="test"` reads no labels."""
-    processor = CustomProcessor({split: path}, text_a_column=text_a_column,
-                                text_b_column=text_b_column, label_column=label_column,
-                                is_regression=is_regression)
+    processor = CustomProcessor(
+        {split: path},
+        text_a_column=text_a_column,
+        text_b_column=text_b_column,
+        label_column=label_column,
+        is_regression=is_regression,
+    )
     return processor._read(split, check_labels=False)

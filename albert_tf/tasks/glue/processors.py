@@ -1,11 +1,17 @@
 """The GLUE tasks' processors (column layouts, label sets, files) and their registry by name,
 as Google's classifier_utils, plus the dev metric that picks each task's best checkpoint."""
+
 from __future__ import annotations
 
 import logging
 
 from albert_tf.tasks.glue.reader import (
-    DataProcessor, GlueFormatError, ColumnLayout, iter_tsv, resolve_task_file)
+    ColumnLayout,
+    DataProcessor,
+    GlueFormatError,
+    iter_tsv,
+    resolve_task_file,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -83,8 +89,7 @@ class QqpProcessor(DataProcessor):
 
     def _done_split(self, path, split):
         if self.skipped_rows[split]:
-            logger.warning("QQP: skipped %d malformed rows in %s",
-                           self.skipped_rows[split], path)
+            logger.warning("QQP: skipped %d malformed rows in %s", self.skipped_rows[split], path)
 
 
 _NLI_LABELS = ("contradiction", "entailment", "neutral")
@@ -106,8 +111,7 @@ class MnliMismatchedProcessor(MnliProcessor):
     """MNLI mismatched ("mismnli"): same training set, mismatched dev/test files."""
 
     task_name = "mnli-mm"
-    files = {"train": "train.tsv", "dev": "dev_mismatched.tsv",
-             "test": "test_mismatched.tsv"}
+    files = {"train": "train.tsv", "dev": "dev_mismatched.tsv", "test": "test_mismatched.tsv"}
 
 
 class _IndexPairProcessor(DataProcessor):
@@ -189,8 +193,13 @@ PROCESSORS = {
     "ax": AxProcessor,
 }
 
-_ALIASES = {"sst2": "sst-2", "stsb": "sts-b", "mnli-m": "mnli", "mnli_mm": "mnli-mm",
-            "diagnostic": "ax"}
+_ALIASES = {
+    "sst2": "sst-2",
+    "stsb": "sts-b",
+    "mnli-m": "mnli",
+    "mnli_mm": "mnli-mm",
+    "diagnostic": "ax",
+}
 
 
 def canonical_task_name(task_name: str) -> str:
@@ -198,8 +207,9 @@ def canonical_task_name(task_name: str) -> str:
     name = task_name.strip().lower()
     name = _ALIASES.get(name, name)
     if name not in PROCESSORS:
-        raise KeyError(f"unknown GLUE task {task_name!r}; known tasks: "
-                       f"{', '.join(sorted(PROCESSORS))}")
+        raise KeyError(
+            f"unknown GLUE task {task_name!r}; known tasks: {', '.join(sorted(PROCESSORS))}"
+        )
     return "mnli-mm" if name == "mismnli" else name
 
 

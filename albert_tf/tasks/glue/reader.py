@@ -6,6 +6,7 @@ separated, no quoting (quote characters stay in the text), UTF-8 with an optiona
 LF or CRLF line endings. Wholly empty lines are skipped. Text is returned raw; case
 folding and normalisation are the tokenizer's job.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -43,8 +44,9 @@ class ColumnLayout:
 
     def min_columns(self) -> int:
         """Fewest columns a row needs so that every index points at its own field."""
-        positive = [c for c in (self.text_a, self.text_b, self.label, self.guid)
-                    if c is not None and c >= 0]
+        positive = [
+            c for c in (self.text_a, self.text_b, self.label, self.guid) if c is not None and c >= 0
+        ]
         need = max(positive) + 1
         if self.label is not None and self.label < 0:
             need += -self.label  # label counted from the end must not overlap text
@@ -70,7 +72,8 @@ def resolve_task_file(data_dir: str, task_dir: str, filename: str) -> str:
             return path
     raise FileNotFoundError(
         f"GLUE file {filename!r} not found; looked for {candidates[0]} and {candidates[1]} "
-        f"(data_dir should be the folder holding {task_dir}/)")
+        f"(data_dir should be the folder holding {task_dir}/)"
+    )
 
 
 class DataProcessor:
@@ -137,21 +140,22 @@ class DataProcessor:
         self._done_split(path, split)
         return examples
 
-    def _make_example(self, fields: List[str], layout: ColumnLayout, split: str,
-                      row_number: int) -> InputExample:
+    def _make_example(
+        self, fields: List[str], layout: ColumnLayout, split: str, row_number: int
+    ) -> InputExample:
         """Build one example from a row's fields, or raise GlueFormatError."""
         need = layout.min_columns()
         if len(fields) < need:
             raise GlueFormatError(
-                f"expected at least {need} tab-separated columns, got {len(fields)}")
+                f"expected at least {need} tab-separated columns, got {len(fields)}"
+            )
         index = fields[layout.guid] if layout.guid is not None else str(row_number)
         guid = index if split == "test" else f"{split}-{index}"
         text_b = fields[layout.text_b] if layout.text_b is not None else None
         label = None
         if layout.label is not None:
             label = self._parse_label(fields[layout.label])
-        return InputExample(guid=guid, text_a=fields[layout.text_a], text_b=text_b,
-                            label=label)
+        return InputExample(guid=guid, text_a=fields[layout.text_a], text_b=text_b, label=label)
 
     def _parse_label(self, raw: str) -> Label:
         """Check a label against the task's label set (float for regression)."""

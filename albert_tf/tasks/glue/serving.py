@@ -1,5 +1,6 @@
 """SavedModel export whose serving signature takes raw text: tokenized in the graph
 (GraphTokenizer), packed, classified. Load it with `albert_tf.load_saved_model`."""
+
 from __future__ import annotations
 
 import tensorflow as tf
@@ -10,8 +11,17 @@ from albert_tf.tasks import serving
 class TextClassifierModule(tf.Module):
     """strings → probabilities / predictions (label ids) / labels (names); one or two texts."""
 
-    def __init__(self, model, tokenizer, max_seq_length, label_names, is_regression, pair,
-                 multi_label_threshold=None, label_separator=","):
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        max_seq_length,
+        label_names,
+        is_regression,
+        pair,
+        multi_label_threshold=None,
+        label_separator=",",
+    ):
         """`multi_label_threshold`: a multi-label classifier, whose `labels` are the names of
         every label with probability >= it, joined by `label_separator`."""
         super().__init__(name="albert_text_classifier")
@@ -30,12 +40,19 @@ class TextClassifierModule(tf.Module):
             return {"predictions": outputs["predictions"]}
         if self.threshold is not None:
             chosen = outputs["probabilities"] >= self.threshold
-            names = tf.ragged.boolean_mask(tf.broadcast_to(self.label_names, tf.shape(chosen)), chosen)
-            return {"probabilities": outputs["probabilities"],
-                    "labels": tf.strings.reduce_join(names, axis=-1, separator=self.separator)}
+            names = tf.ragged.boolean_mask(
+                tf.broadcast_to(self.label_names, tf.shape(chosen)), chosen
+            )
+            return {
+                "probabilities": outputs["probabilities"],
+                "labels": tf.strings.reduce_join(names, axis=-1, separator=self.separator),
+            }
         ids = tf.argmax(outputs["probabilities"], axis=-1, output_type=tf.int32)
-        return {"probabilities": outputs["probabilities"], "predictions": ids,
-                "labels": tf.gather(self.label_names, ids)}
+        return {
+            "probabilities": outputs["probabilities"],
+            "predictions": ids,
+            "labels": tf.gather(self.label_names, ids),
+        }
 
 
 def export_text_classifier(model, task, export_dir) -> str:
@@ -44,16 +61,31 @@ def export_text_classifier(model, task, export_dir) -> str:
     pair = task.processor.has_text_b()
     threshold = task.export_threshold(model) if task.multi_label else None
     separator = getattr(task.processor, "label_separator", ",")
-    module = TextClassifierModule(model, tokenizer, task.max_seq_length,
-                                  task.processor.get_labels(), task.is_regression, pair,
-                                  threshold, separator)
-    outputs = ("`predictions` [batch] float" if task.is_regression else
-               "`probabilities` [batch, labels] float (a sigmoid each), `labels` [batch] the "
-               f"labels with probability >= {threshold} (chosen on dev), joined by "
-               f"{separator!r}" if task.multi_label else
-               "`probabilities` [batch, labels] float, `predictions` [batch] int32 label index, "
-               "`labels` [batch] label name")
-    return serving.save_module(module, module.serve.get_concrete_function(), export_dir,
-                               f"GLUE {task.task}",
-                               "`text_a`, `text_b` [batch] strings" if pair else
-                               "`text_a` [batch] strings", outputs)
+    module = TextClassifierModule(
+        model,
+        tokenizer,
+        task.max_seq_length,
+        task.processor.get_labels(),
+        task.is_regression,
+        pair,
+        threshold,
+        separator,
+    )
+    outputs = (
+        "`predictions` [batch] float"
+        if task.is_regression
+        else "`probabilities` [batch, labels] float (a sigmoid each), `labels` [batch] the "
+        f"labels with probability >= {threshold} (chosen on dev), joined by "
+        f"{separator!r}"
+        if task.multi_label
+        else "`probabilities` [batch, labels] float, `predictions` [batch] int32 label index, "
+        "`labels` [batch] label name"
+    )
+    return serving.save_module(
+        module,
+        module.serve.get_concrete_function(),
+        export_dir,
+        f"GLUE {task.task}",
+        "`text_a`, `text_b` [batch] strings" if pair else "`text_a` [batch] strings",
+        outputs,
+    )

@@ -1,18 +1,26 @@
 """GLUE server submission files: each task's file name and its ``index\\tprediction`` rows,
 written atomically so a half-written file is never uploaded."""
+
 from __future__ import annotations
 
 from typing import Iterable
 
+from albert_tf.core.fileio import write_text_atomic
 from albert_tf.tasks.glue.processors import canonical_task_name, get_processor
 from albert_tf.tasks.glue.reader import DataProcessor
-from albert_tf.core.fileio import write_text_atomic
-
 
 _SUBMISSION_FILES = {
-    "cola": "CoLA.tsv", "sst-2": "SST-2.tsv", "mrpc": "MRPC.tsv", "sts-b": "STS-B.tsv",
-    "qqp": "QQP.tsv", "mnli": "MNLI-m.tsv", "mnli-mm": "MNLI-mm.tsv", "qnli": "QNLI.tsv",
-    "rte": "RTE.tsv", "wnli": "WNLI.tsv", "ax": "AX.tsv",
+    "cola": "CoLA.tsv",
+    "sst-2": "SST-2.tsv",
+    "mrpc": "MRPC.tsv",
+    "sts-b": "STS-B.tsv",
+    "qqp": "QQP.tsv",
+    "mnli": "MNLI-m.tsv",
+    "mnli-mm": "MNLI-mm.tsv",
+    "qnli": "QNLI.tsv",
+    "rte": "RTE.tsv",
+    "wnli": "WNLI.tsv",
+    "ax": "AX.tsv",
 }
 
 
@@ -36,8 +44,13 @@ def _format_prediction(prediction, processor: DataProcessor) -> str:
     return labels[index]
 
 
-def write_submission(path: str, task_name: str, guids_or_indices: Iterable,
-                     predictions: Iterable, processor: DataProcessor = None) -> str:
+def write_submission(
+    path: str,
+    task_name: str,
+    guids_or_indices: Iterable,
+    predictions: Iterable,
+    processor: DataProcessor = None,
+) -> str:
     """Write a GLUE server file (``index\\tprediction`` header, one row per example).
 
     ``guids_or_indices``: test guids from the processor (their bare index) or ints;

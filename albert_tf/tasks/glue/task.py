@@ -1,45 +1,73 @@
 """GLUE sequence classification on the shared fine-tuning machinery: features, cached records,
 evaluation with exact metrics, prediction files and the raw-text SavedModel export."""
+
 from __future__ import annotations
 
 from absl import logging
 import numpy as np
 
 from albert_tf.core import fileio
-from albert_tf.engine import finetuning
-from albert_tf.core.fileio import write_text_atomic
-from albert_tf.text.encoding import TextEncoder
-from albert_tf.engine.records import cached_records
 from albert_tf.core.errors import InputError
-from albert_tf.tasks.glue.metrics import custom_metrics, glue_metrics
-from albert_tf.tasks.metrics import best_threshold, multilabel_scores
-from albert_tf.tasks.glue.processors import best_checkpoint_metric, canonical_task_name, get_processor
-from albert_tf.tasks.glue.submission import submission_file_name, write_submission
-from albert_tf.text.packing import pack_ids
+from albert_tf.core.fileio import write_text_atomic
+from albert_tf.engine import finetuning
+from albert_tf.engine.records import cached_records
 from albert_tf.modeling.finetuning_models import AlbertClassifier
-from albert_tf.tasks.serving import exporter
+from albert_tf.tasks.glue.metrics import custom_metrics, glue_metrics
+from albert_tf.tasks.glue.processors import (
+    best_checkpoint_metric,
+    canonical_task_name,
+    get_processor,
+)
 from albert_tf.tasks.glue.serving import export_text_classifier
+from albert_tf.tasks.glue.submission import submission_file_name, write_submission
+from albert_tf.tasks.metrics import best_threshold, multilabel_scores
+from albert_tf.tasks.serving import exporter
+from albert_tf.text.encoding import TextEncoder
+from albert_tf.text.packing import pack_ids
 
 CUSTOM_PREDICTIONS = "test_predictions.tsv"  # a custom task's `index\tprediction` (label) file
 
 
-def classifier_feature_spec(max_seq_length: int, is_regression: bool,
-                            multi_label_count: int = 0) -> dict:
+def classifier_feature_spec(
+    max_seq_length: int, is_regression: bool, multi_label_count: int = 0
+) -> dict:
     """Google's classifier records: ids/mask/segments [L], label_ids, is_real_example; a
     multi-label task has a 0/1 `label_vector` [labels] instead of label_ids."""
     L = max_seq_length
-    label = ({"label_vector": ("float", multi_label_count)} if multi_label_count else
-             {"label_ids": ("float" if is_regression else "int64", 1)})
-    return {"input_ids": ("int64", L), "input_mask": ("int64", L), "segment_ids": ("int64", L),
-            **label, "is_real_example": ("int64", 1)}
+    label = (
+        {"label_vector": ("float", multi_label_count)}
+        if multi_label_count
+        else {"label_ids": ("float" if is_regression else "int64", 1)}
+    )
+    return {
+        "input_ids": ("int64", L),
+        "input_mask": ("int64", L),
+        "segment_ids": ("int64", L),
+        **label,
+        "is_real_example": ("int64", 1),
+    }
 
 
-def example_to_record(example, label_map, encoder: TextEncoder, max_seq_length, is_regression,
-                      multi_label: bool = False):
+def example_to_record(
+    example,
+    label_map,
+    encoder: TextEncoder,
+    max_seq_length,
+    is_regression,
+    multi_label: bool = False,
+):
     """[CLS] A [SEP] (B [SEP]) with the shared packer, plus the label (or label vector)."""
     ids_b = encoder.ids(example.text_b) if example.text_b is not None else None
-    record = dict(pack_ids(encoder.ids(example.text_a), ids_b, max_seq_length,
-                           encoder.cls_id, encoder.sep_id, encoder.pad_id))
+    record = dict(
+        pack_ids(
+            encoder.ids(example.text_a),
+            ids_b,
+            max_seq_length,
+            encoder.cls_id,
+            encoder.sep_id,
+            encoder.pad_id,
+        )
+    )
     record["is_real_example"] = 1
     if multi_label:  # a 0/1 vector over the label set (zeros for an unlabelled test example)
         record["label_vector"] = [float(name in (example.label or ())) for name in label_map]
@@ -57,8 +85,9 @@ def example_to_record(example, label_map, encoder: TextEncoder, max_seq_length, 
 class GlueTask:
     """One GLUE task: its processor, records per split, metrics and prediction files."""
 
-    def __init__(self, task_name, data_dir, encoder: TextEncoder, max_seq_length, cache_dir,
-                 processor=None):
+    def __init__(
+        self, task_name, data_dir, encoder: TextEncoder, max_seq_length, cache_dir, processor=None
+    ):
         """`processor` (e.g. a CustomProcessor for your own files) replaces the GLUE one."""
         self.task = processor.task_name if processor else canonical_task_name(task_name)
         self.processor = processor or get_processor(self.task)
@@ -67,8 +96,8 @@ class GlueTask:
         self.is_regression = self.processor.is_regression
         self.multi_label = bool(getattr(self.processor, "multi_label", False))
         self.spec = classifier_feature_spec(
-            max_seq_length, self.is_regression,
-            self.processor.num_labels if self.multi_label else 0)
+            max_seq_length, self.is_regression, self.processor.num_labels if self.multi_label else 0
+        )
         self._examples = {}
 
     def examples(self, split, task=None):
@@ -76,8 +105,11 @@ class GlueTask:
         key = (task or self.task, split)
         if key not in self._examples:
             proc = self.processor if key[0] == self.task else get_processor(key[0])
-            reader = {"train": proc.get_train_examples, "dev": proc.get_dev_examples,
-                      "test": proc.get_test_examples}[split]
+            reader = {
+                "train": proc.get_train_examples,
+                "dev": proc.get_dev_examples,
+                "test": proc.get_test_examples,
+            }[split]
             self._examples[key] = reader(self.data_dir)
         return self._examples[key]
 
@@ -86,11 +118,25 @@ class GlueTask:
         task = task or self.task
         examples = self.examples(split, task)
         label_map = self.processor.label_map()
-        params = {"task": task, "split": split, "max_seq_length": self.max_seq_length,
-                  "num_examples": len(examples), **self.encoder.fingerprint(),
-                  **self._data_key(split, task)}
-        make = lambda: (example_to_record(e, label_map, self.encoder, self.max_seq_length,  # noqa: E731
-                                          self.is_regression, self.multi_label) for e in examples)
+        params = {
+            "task": task,
+            "split": split,
+            "max_seq_length": self.max_seq_length,
+            "num_examples": len(examples),
+            **self.encoder.fingerprint(),
+            **self._data_key(split, task),
+        }
+        make = lambda: (
+            example_to_record(
+                e,
+                label_map,
+                self.encoder,
+                self.max_seq_length,  # noqa: E731
+                self.is_regression,
+                self.multi_label,
+            )
+            for e in examples
+        )
         return cached_records(self.cache_dir, f"{task}_{split}", params, self.spec, make)
 
     def _data_key(self, split, task):
@@ -103,7 +149,9 @@ class GlueTask:
     @property
     def best_metric(self):
         if self.task == "custom":
-            return "pearson" if self.is_regression else "micro_f1" if self.multi_label else "accuracy"
+            return (
+                "pearson" if self.is_regression else "micro_f1" if self.multi_label else "accuracy"
+            )
         return best_checkpoint_metric(self.task)
 
     def _metrics(self, preds, labels):
@@ -119,8 +167,9 @@ class GlueTask:
 
     def predictions(self, model, split, batch_size, task=None):
         path, n = self.records(split, task)
-        out = finetuning.predict_records(model, path, self.spec, n, batch_size,
-                                         seq_length=self.max_seq_length)
+        out = finetuning.predict_records(
+            model, path, self.spec, n, batch_size, seq_length=self.max_seq_length
+        )
         if self.is_regression:
             return out["predictions"], out
         return np.argmax(out["probabilities"], axis=-1), out
@@ -140,7 +189,8 @@ class GlueTask:
         if self.task == "mnli":
             mm_preds, _ = self.predictions(model, "dev", batch_size, task="mnli-mm")
             results["mismatched_accuracy"] = glue_metrics(
-                "mnli-mm", mm_preds, self._labels("dev", "mnli-mm"))["accuracy"]
+                "mnli-mm", mm_preds, self._labels("dev", "mnli-mm")
+            )["accuracy"]
         return results
 
     # ----- multi-label (a custom task with --multi_label)
@@ -151,16 +201,20 @@ class GlueTask:
 
     def _probabilities(self, model, split, batch_size):
         path, n = self.records(split)
-        return finetuning.predict_records(model, path, self.spec, n, batch_size,
-                                          seq_length=self.max_seq_length)["probabilities"]
+        return finetuning.predict_records(
+            model, path, self.spec, n, batch_size, seq_length=self.max_seq_length
+        )["probabilities"]
 
     def _evaluate_multi_label(self, model, batch_size) -> dict:
         """Micro / macro F1 and exact match at the threshold with the best dev micro F1 (the
         one test predictions use), those at 0.5, and the binary cross-entropy."""
         probs, targets = self._probabilities(model, "dev", batch_size), self._label_vectors("dev")
         threshold = best_threshold(probs, targets)
-        results = {**multilabel_scores(probs, targets, threshold), "threshold": threshold,
-                   **{f"{k}_at_0.5": v for k, v in multilabel_scores(probs, targets).items()}}
+        results = {
+            **multilabel_scores(probs, targets, threshold),
+            "threshold": threshold,
+            **{f"{k}_at_0.5": v for k, v in multilabel_scores(probs, targets).items()},
+        }
         p = np.clip(probs.astype(np.float64), 1e-12, 1 - 1e-12)
         results["loss"] = float(-np.mean(targets * np.log(p) + (1 - targets) * np.log(1 - p)))
         return results
@@ -184,8 +238,10 @@ class GlueTask:
         results = _write_table(output_dir, probs)
         preds = fileio.join(output_dir, CUSTOM_PREDICTIONS)
         rows = ["index\tprediction\n"] + [
-            f"{e.guid.split('-')[-1]}\t{sep.join(n for n, p in zip(names, row) if p >= threshold)}\n"
-            for e, row in zip(self.examples("test"), probs)]
+            f"{e.guid.split('-')[-1]}\t"
+            f"{sep.join(n for n, p in zip(names, row) if p >= threshold)}\n"
+            for e, row in zip(self.examples("test"), probs)
+        ]
         write_text_atomic(preds, "".join(rows))
         return [results, preds]
 
@@ -211,8 +267,13 @@ class GlueTask:
             custom = task == "custom"
             name = CUSTOM_PREDICTIONS if custom else submission_file_name(task)
             path = fileio.join(output_dir, name)
-            write_submission(path, task, [e.guid.split("-")[-1] for e in examples], preds,
-                                  processor=self.processor if custom else None)
+            write_submission(
+                path,
+                task,
+                [e.guid.split("-")[-1] for e in examples],
+                preds,
+                processor=self.processor if custom else None,
+            )
             written.append(path)
         return written
 
@@ -226,15 +287,36 @@ def _write_table(output_dir, table) -> str:
 
 
 def classifier_model_fn(config, task: GlueTask, dropout_prob=0.1):
-    return lambda: AlbertClassifier(config, task.processor.num_labels, dropout_prob,
-                                    is_regression=task.is_regression, multi_label=task.multi_label)
+    return lambda: AlbertClassifier(
+        config,
+        task.processor.num_labels,
+        dropout_prob,
+        is_regression=task.is_regression,
+        multi_label=task.multi_label,
+    )
 
 
-def run_glue(config, task: GlueTask, opts: finetuning.FineTuningOptions, strategy=None, *,
-             do_train=False, do_eval=False, do_predict=False, dropout_prob=0.1,
-             export_dir=None) -> dict:
+def run_glue(
+    config,
+    task: GlueTask,
+    opts: finetuning.FineTuningOptions,
+    strategy=None,
+    *,
+    do_train=False,
+    do_eval=False,
+    do_predict=False,
+    dropout_prob=0.1,
+    export_dir=None,
+) -> dict:
     """Google's run_classifier flow on the shared runner, plus a raw-text SavedModel export."""
     export_fn = exporter(export_text_classifier, task, export_dir)
-    return finetuning.run_finetuning(task, classifier_model_fn(config, task, dropout_prob), opts,
-                                     strategy, do_train=do_train, do_eval=do_eval,
-                                     do_predict=do_predict, export_fn=export_fn)
+    return finetuning.run_finetuning(
+        task,
+        classifier_model_fn(config, task, dropout_prob),
+        opts,
+        strategy,
+        do_train=do_train,
+        do_eval=do_eval,
+        do_predict=do_predict,
+        export_fn=export_fn,
+    )

@@ -1,16 +1,27 @@
 """run_classifier.py's checks, run before any work: flags, files and every split the run reads."""
+
 from __future__ import annotations
 
+import functools
 
 from albert_tf.core import fileio
-from albert_tf.engine import validation as v
 from albert_tf.core.errors import InputError
-from albert_tf.tasks.serving import check_export_flags
+from albert_tf.engine import validation as v
 from albert_tf.tasks.glue import custom
+from albert_tf.tasks.serving import check_export_flags
 
 GLUE_TASKS = ("cola", "sst-2", "mrpc", "sts-b", "qqp", "mnli", "qnli", "rte", "wnli")
-CUSTOM_ONLY = ("train_file", "dev_file", "test_file", "text_a_column", "text_b_column",
-               "label_column", "is_regression", "multi_label", "label_separator")
+CUSTOM_ONLY = (
+    "train_file",
+    "dev_file",
+    "test_file",
+    "text_a_column",
+    "text_b_column",
+    "label_column",
+    "is_regression",
+    "multi_label",
+    "label_separator",
+)
 
 
 def validate_classifier(FLAGS):
@@ -33,8 +44,11 @@ def validate_classifier(FLAGS):
 
 def _needed_splits(FLAGS):
     """The splits --do_train / --do_eval / --do_predict read."""
-    return [s for s, on in (("train", FLAGS.do_train), ("dev", FLAGS.do_eval),
-                            ("test", FLAGS.do_predict)) if on]
+    return [
+        s
+        for s, on in (("train", FLAGS.do_train), ("dev", FLAGS.do_eval), ("test", FLAGS.do_predict))
+        if on
+    ]
 
 
 def _check_custom_files(FLAGS):
@@ -50,10 +64,14 @@ def _check_custom_files(FLAGS):
             v.check_file(flag, path, f"{split} file")
             custom.check_extension(path, flag)
         elif not FLAGS.data_dir:
-            raise InputError(f"--task_name=custom reads a {split} split: give --{flag} or "
-                             f"--data_dir holding {split}.csv, {split}.tsv or {split}.jsonl")
+            raise InputError(
+                f"--task_name=custom reads a {split} split: give --{flag} or "
+                f"--data_dir holding {split}.csv, {split}.tsv or {split}.jsonl"
+            )
         else:
-            v.read_data(lambda: custom.find_split_file(FLAGS.data_dir, split), "data_dir")
+            v.read_data(
+                functools.partial(custom.find_split_file, FLAGS.data_dir, split), "data_dir"
+            )
 
 
 def custom_processor(FLAGS):
@@ -67,13 +85,21 @@ def custom_processor(FLAGS):
     if FLAGS.multi_label and not FLAGS.label_separator:
         raise InputError("--label_separator is empty: give what separates the labels in a cell")
     processor = custom.CustomProcessor(
-        files, FLAGS.data_dir, text_a_column=FLAGS.text_a_column,
-        text_b_column=FLAGS.text_b_column or None, label_column=FLAGS.label_column,
-        is_regression=FLAGS.is_regression, multi_label=FLAGS.multi_label,
-        label_separator=FLAGS.label_separator)
-    v.read_data(lambda: custom.settle_labels(processor, FLAGS.output_dir, FLAGS.init_checkpoint,
-                                             FLAGS.do_train),
-                "train_file" if FLAGS.train_file else "data_dir")
+        files,
+        FLAGS.data_dir,
+        text_a_column=FLAGS.text_a_column,
+        text_b_column=FLAGS.text_b_column or None,
+        label_column=FLAGS.label_column,
+        is_regression=FLAGS.is_regression,
+        multi_label=FLAGS.multi_label,
+        label_separator=FLAGS.label_separator,
+    )
+    v.read_data(
+        lambda: custom.settle_labels(
+            processor, FLAGS.output_dir, FLAGS.init_checkpoint, FLAGS.do_train
+        ),
+        "train_file" if FLAGS.train_file else "data_dir",
+    )
     return processor
 
 
@@ -97,5 +123,5 @@ def glue_splits(FLAGS):
 def preload_glue(task, FLAGS):
     """Read every split the run needs now (reading checks every row, label and byte)."""
     for split, sub in glue_splits(FLAGS):
-        examples = v.read_data(lambda: task.examples(split, sub), "data_dir")
+        examples = v.read_data(functools.partial(task.examples, split, sub), "data_dir")
         v.non_empty(examples, "data_dir", f"the {sub or task.task} {split} split")

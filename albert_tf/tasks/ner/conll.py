@@ -18,6 +18,7 @@ entity starts with ``I-X``; ``B-X`` only splits two adjacent entities of one typ
 converted silently: the ``I-X`` after ``O`` is an error whose hint says to convert the file
 to IOB2, since a quiet conversion would also hide real tagging mistakes.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -65,16 +66,19 @@ def _text_lines(path) -> Iterator[Tuple[int, str]]:
     yield from fileio.numbered_lines(path, ConllFormatError)
 
 
-def _check_columns(where: str, count: int, labeled: Optional[bool],
-                   first: Optional[Tuple[int, int]]) -> None:
+def _check_columns(
+    where: str, count: int, labeled: Optional[bool], first: Optional[Tuple[int, int]]
+) -> None:
     """Raise unless a token line of `count` columns fits the file: 2 or 4 (1 only unlabeled),
     and as many as the first token line, `first` = (its line number, its count)."""
     columns = f"{count} column" if count == 1 else f"{count} columns"
     if count not in (1, 2, 4) or (count == 1 and labeled):
         raise ConllFormatError(f"{where}: {columns}; {_LAYOUTS}")
     if first is not None and count != first[1]:
-        raise ConllFormatError(f"{where}: {columns} but line {first[0]} has {first[1]}; "
-                               "every token line of a file needs the same columns")
+        raise ConllFormatError(
+            f"{where}: {columns} but line {first[0]} has {first[1]}; "
+            "every token line of a file needs the same columns"
+        )
 
 
 def read_conll(path, labeled: Optional[bool] = None) -> List[Sentence]:
@@ -102,8 +106,7 @@ def read_conll(path, labeled: Optional[bool] = None) -> List[Sentence]:
     def end_sentence():
         if words:
             keep = labeled is not False and first[1] > 1
-            sentences.append(Sentence(tuple(words), tuple(labels) if keep else None,
-                                      tuple(lines)))
+            sentences.append(Sentence(tuple(words), tuple(labels) if keep else None, tuple(lines)))
             words.clear()
             labels.clear()
             lines.clear()
@@ -124,8 +127,9 @@ def read_conll(path, labeled: Optional[bool] = None) -> List[Sentence]:
         lines.append(lineno)
     end_sentence()
     if not sentences:
-        raise ConllFormatError(f"{path}: no sentences (the file is empty or holds only "
-                               f"{DOCSTART} lines)")
+        raise ConllFormatError(
+            f"{path}: no sentences (the file is empty or holds only {DOCSTART} lines)"
+        )
     return sentences
 
 
@@ -153,10 +157,14 @@ def label_scheme(labels: Iterable[str]) -> str:
 def _scheme_hint(scheme: str, type_: str) -> str:
     """How an entity of `type_` is tagged in `scheme`: the second half of a tag error."""
     if scheme == "BIO":
-        return (f'in BIO (IOB2) tags an entity starts with "B-{type_}" (for IOB1 data, whose '
-                'entities start with "I-", convert the file to IOB2 first)')
-    return (f'in BIOES tags an entity is "S-{type_}" alone, or "B-{type_}", any "I-{type_}", '
-            f'then "E-{type_}"')
+        return (
+            f'in BIO (IOB2) tags an entity starts with "B-{type_}" (for IOB1 data, whose '
+            'entities start with "I-", convert the file to IOB2 first)'
+        )
+    return (
+        f'in BIOES tags an entity is "S-{type_}" alone, or "B-{type_}", any "I-{type_}", '
+        f'then "E-{type_}"'
+    )
 
 
 def _fits(scheme: str, prev: Tuple[str, str], cur: Tuple[str, str]) -> bool:
@@ -183,16 +191,21 @@ def _check_sentence(sentence: Sentence, number: int, scheme: str, path: str) -> 
         cur = _split_tag(label, scheme)
         if cur is None:
             prefixes = "/".join(f'"{p}-"' for p in _PREFIXES[scheme])
-            raise ConllFormatError(f'{where(i)}: label "{label}" is not a {scheme} tag; '
-                                   f'expected "O" or {prefixes} and a type, e.g. "B-PER"')
+            raise ConllFormatError(
+                f'{where(i)}: label "{label}" is not a {scheme} tag; '
+                f'expected "O" or {prefixes} and a type, e.g. "B-PER"'
+            )
         if not _fits(scheme, prev, cur):
             after = "starts a sentence" if i == 0 else f'follows "{labels[i - 1]}"'
-            raise ConllFormatError(f'{where(i)}: "{label}" {after}; '
-                                   f"{_scheme_hint(scheme, cur[1] or prev[1])}")
+            raise ConllFormatError(
+                f'{where(i)}: "{label}" {after}; {_scheme_hint(scheme, cur[1] or prev[1])}'
+            )
         prev = cur
     if scheme == "BIOES" and prev[0] in ("B", "I"):
-        raise ConllFormatError(f'{where(len(labels) - 1)}: "{labels[-1]}" ends a sentence; '
-                               f"{_scheme_hint(scheme, prev[1])}")
+        raise ConllFormatError(
+            f'{where(len(labels) - 1)}: "{labels[-1]}" ends a sentence; '
+            f"{_scheme_hint(scheme, prev[1])}"
+        )
 
 
 def check_tags(sentences: Sequence[Sentence], scheme: str, path: str = "<sentences>") -> None:

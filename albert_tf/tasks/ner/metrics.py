@@ -17,6 +17,7 @@ recall = correct / true, F1 = 2PR / (P + R); per type the same counts restricted
 with its support (number of true entities). A ratio with nothing to divide by is 0.0, as
 seqeval's default ``zero_division`` gives (without its warning), never NaN.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -42,7 +43,7 @@ def _lenient(tags: Sequence[Tuple[str, str]]) -> Set[Entity]:
     start = None
     for i, (prefix, type_) in enumerate(tags):
         prev_prefix, prev_type = tags[i - 1] if i else ("O", "")
-        goes_on = (prefix in ("I", "E") and prev_prefix in ("B", "I") and type_ == prev_type)
+        goes_on = prefix in ("I", "E") and prev_prefix in ("B", "I") and type_ == prev_type
         if goes_on:
             continue
         if start is not None:
@@ -92,8 +93,11 @@ def _scores(correct: int, predicted: int, true: int) -> Dict[str, float]:
     return {"precision": precision, "recall": recall, "f1": f1}
 
 
-def entity_scores(true_sequences: Sequence[Sequence[str]],
-                  pred_sequences: Sequence[Sequence[str]], scheme: str = "BIO") -> dict:
+def entity_scores(
+    true_sequences: Sequence[Sequence[str]],
+    pred_sequences: Sequence[Sequence[str]],
+    scheme: str = "BIO",
+) -> dict:
     """Micro-averaged entity precision / recall / F1 over sentences, plus ``support`` (true
     entities) and ``per_type``: {type: {precision, recall, f1, support}} for every type that
     is true or predicted somewhere, in sorted order.
@@ -106,13 +110,13 @@ def entity_scores(true_sequences: Sequence[Sequence[str]],
     {'precision': 1.0, 'recall': 1.0, 'f1': 1.0, 'support': 1}
     """
     if len(true_sequences) != len(pred_sequences):
-        raise ValueError(f"{len(true_sequences)} true sentences but {len(pred_sequences)} "
-                         "predicted")
+        raise ValueError(
+            f"{len(true_sequences)} true sentences but {len(pred_sequences)} predicted"
+        )
     true_by_type, pred_by_type = defaultdict(set), defaultdict(set)
     for number, (true, pred) in enumerate(zip(true_sequences, pred_sequences)):
         if len(true) != len(pred):
-            raise ValueError(f"sentence {number}: {len(true)} true tags but {len(pred)} "
-                             "predicted")
+            raise ValueError(f"sentence {number}: {len(true)} true tags but {len(pred)} predicted")
         for type_, first, last in entities(true, scheme):
             true_by_type[type_].add((number, first, last))
         for type_, first, last in entities(pred, scheme):

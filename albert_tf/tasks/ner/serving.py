@@ -1,6 +1,7 @@
 """The NER SavedModel export: raw text → words → one label per word, in the graph (the in-graph
 tokenizer on each word, the first piece's logits, the words past max_seq_length labelled "O"),
 as the Python path labels them. Load it with `albert_tf.load_saved_model`."""
+
 from __future__ import annotations
 
 import tensorflow as tf
@@ -34,19 +35,27 @@ class TokenClassifierModule(tf.Module):
         features = self.tokenizer.pack(ids, None, self.max_seq_length)
         logits = self.model(features, training=False)["logits"]
         position = tf.where(fits, 1 + before, 0)
-        best = tf.argmax(tf.gather_nd(logits, tf.stack([rows, position], 1)), -1,
-                         output_type=tf.int32)
+        best = tf.argmax(
+            tf.gather_nd(logits, tf.stack([rows, position], 1)), -1, output_type=tf.int32
+        )
         labels = tf.where(fits, tf.gather(self.label_names, best), "O")
-        return {"words": words.to_tensor(""), "labels": words.with_flat_values(labels).to_tensor(""),
-                "num_words": tf.cast(words.row_lengths(), tf.int32)}
+        return {
+            "words": words.to_tensor(""),
+            "labels": words.with_flat_values(labels).to_tensor(""),
+            "num_words": tf.cast(words.row_lengths(), tf.int32),
+        }
 
 
 def export_token_classifier(model, task, export_dir) -> str:
     """Export an NER model with a raw-text `serving_default` signature (text → word labels)."""
     tokenizer = serving.encoder_tokenizer(task.encoder)
     module = TokenClassifierModule(model, tokenizer, task.max_seq_length, task.labels)
-    return serving.save_module(module, module.serve.get_concrete_function(), export_dir,
-                               "NER (token classification)",
-                               "`text` [batch] strings, words separated by whitespace",
-                               "`words`, `labels` [batch, words] strings (\"\" past the text's "
-                               "words), `num_words` [batch] int32")
+    return serving.save_module(
+        module,
+        module.serve.get_concrete_function(),
+        export_dir,
+        "NER (token classification)",
+        "`text` [batch] strings, words separated by whitespace",
+        "`words`, `labels` [batch, words] strings (\"\" past the text's "
+        "words), `num_words` [batch] int32",
+    )

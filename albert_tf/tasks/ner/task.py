@@ -5,23 +5,24 @@ precision / recall / F1 as seqeval computes them, per-word prediction files.
 A sentence longer than max_seq_length pieces is cut after its last whole word that fits; the
 words past the cut (and a word with no pieces) are predicted "O", and count in the metrics as
 such (the gold file is scored whole)."""
+
 from __future__ import annotations
 
 import dataclasses
 import json
 from typing import List, Optional, Sequence
 
-import numpy as np
 from absl import logging
+import numpy as np
 
 from albert_tf.core import fileio
-from albert_tf.engine import finetuning
-from albert_tf.core.fileio import file_fingerprint
-from albert_tf.engine.records import cached_records
 from albert_tf.core.errors import InputError
+from albert_tf.core.fileio import file_fingerprint
+from albert_tf.engine import finetuning
+from albert_tf.engine.records import cached_records
+from albert_tf.modeling.finetuning_models import AlbertTokenClassifier
 from albert_tf.tasks.ner import conll, metrics
 from albert_tf.text.encoding import TextEncoder
-from albert_tf.modeling.finetuning_models import AlbertTokenClassifier
 
 LABELS_FILE = "labels.json"  # the label list and tag scheme of a run, beside its checkpoints
 PREDICTIONS_FILE = "test_predictions.txt"
@@ -33,13 +34,23 @@ def ner_feature_spec(max_seq_length: int) -> dict:
     """Records: ids / mask / segments, the label of each word's first piece and its weight
     (1 there, 0 elsewhere) [L], is_real_example."""
     L = max_seq_length
-    return {"input_ids": ("int64", L), "input_mask": ("int64", L), "segment_ids": ("int64", L),
-            "label_ids": ("int64", L), "label_weights": ("int64", L),
-            "is_real_example": ("int64", 1)}
+    return {
+        "input_ids": ("int64", L),
+        "input_mask": ("int64", L),
+        "segment_ids": ("int64", L),
+        "label_ids": ("int64", L),
+        "label_weights": ("int64", L),
+        "is_real_example": ("int64", 1),
+    }
 
 
-def encode_sentence(words: Sequence[str], labels: Optional[Sequence[str]], label_map: dict,
-                    encoder: TextEncoder, max_seq_length: int):
+def encode_sentence(
+    words: Sequence[str],
+    labels: Optional[Sequence[str]],
+    label_map: dict,
+    encoder: TextEncoder,
+    max_seq_length: int,
+):
     """(record, positions): [CLS] pieces of each word [SEP], padded; positions[i] is the
     index of word i's first piece, -1 for a word with no pieces or past the cut.
 
@@ -67,28 +78,40 @@ def encode_sentence(words: Sequence[str], labels: Optional[Sequence[str]], label
     label_ids.append(0)
     weights.append(0)
     pad = max_seq_length - len(ids)
-    record = {"input_ids": ids + [encoder.pad_id] * pad, "input_mask": [1] * len(ids) + [0] * pad,
-              "segment_ids": [0] * max_seq_length, "label_ids": label_ids + [0] * pad,
-              "label_weights": weights + [0] * pad, "is_real_example": 1}
+    record = {
+        "input_ids": ids + [encoder.pad_id] * pad,
+        "input_mask": [1] * len(ids) + [0] * pad,
+        "segment_ids": [0] * max_seq_length,
+        "label_ids": label_ids + [0] * pad,
+        "label_weights": weights + [0] * pad,
+        "is_real_example": 1,
+    }
     return record, positions
 
 
 @dataclasses.dataclass
 class NerFiles:
     """The CoNLL file of each split ("train", "dev", "test"); None where there is none."""
+
     train: Optional[str] = None
     dev: Optional[str] = None
     test: Optional[str] = None
 
     @classmethod
-    def find(cls, data_dir=None, **given) -> "NerFiles":
+    def find(cls, data_dir=None, **given) -> NerFiles:
         """Given files win; else data_dir/train.txt, dev.txt (or valid.txt), test.txt."""
         found = {}
         for split, names in SPLIT_FILES.items():
             path = given.get(split)
             if path is None and data_dir:
-                path = next((fileio.join(data_dir, n) for n in names
-                             if fileio.isfile(fileio.join(data_dir, n))), None)
+                path = next(
+                    (
+                        fileio.join(data_dir, n)
+                        for n in names
+                        if fileio.isfile(fileio.join(data_dir, n))
+                    ),
+                    None,
+                )
             found[split] = path
         return cls(**found)
 
@@ -98,8 +121,15 @@ class NerTask:
 
     best_metric = "f1"
 
-    def __init__(self, files: NerFiles, encoder: TextEncoder, max_seq_length: int, cache_dir,
-                 labels: Optional[List[str]] = None, scheme: Optional[str] = None):
+    def __init__(
+        self,
+        files: NerFiles,
+        encoder: TextEncoder,
+        max_seq_length: int,
+        cache_dir,
+        labels: Optional[List[str]] = None,
+        scheme: Optional[str] = None,
+    ):
         self.files, self.encoder = files, encoder
         self.max_seq_length, self.cache_dir = max_seq_length, cache_dir
         self.spec = ner_feature_spec(max_seq_length)
@@ -119,9 +149,13 @@ class NerTask:
         if split not in self._sentences:
             path = getattr(self.files, split)
             if path is None:
-                raise InputError(f"NER: no {split} file (give --{split}_file or put "
-                                 f"{' or '.join(SPLIT_FILES[split])} in --data_dir)")
-            self._sentences[split] = conll.read_conll(path, labeled=True if split != "test" else None)
+                raise InputError(
+                    f"NER: no {split} file (give --{split}_file or put "
+                    f"{' or '.join(SPLIT_FILES[split])} in --data_dir)"
+                )
+            self._sentences[split] = conll.read_conll(
+                path, labeled=True if split != "test" else None
+            )
         return self._sentences[split]
 
     def check_labels(self, split) -> None:
@@ -133,48 +167,74 @@ class NerTask:
         for s in sentences:
             for label, line in zip(s.labels or (), s.lines):
                 if label not in self.label_map:
-                    raise InputError(f"{path}, line {line}: label {label!r} is not in the label "
-                                     f"set {self.labels} (from the train file or the run's "
-                                     f"{LABELS_FILE})")
+                    raise InputError(
+                        f"{path}, line {line}: label {label!r} is not in the label "
+                        f"set {self.labels} (from the train file or the run's "
+                        f"{LABELS_FILE})"
+                    )
 
     def _encoded(self, split):
         """(record, word positions) of every sentence of a split, tokenized once."""
         if split not in self._encodings:
             self._encodings[split] = [
-                encode_sentence(s.words, s.labels, self.label_map, self.encoder,
-                                self.max_seq_length) for s in self.sentences(split)]
+                encode_sentence(
+                    s.words, s.labels, self.label_map, self.encoder, self.max_seq_length
+                )
+                for s in self.sentences(split)
+            ]
         return self._encodings[split]
 
     def records(self, split):
         """(path, count) of the cached records of a split; keyed by everything that changes them."""
         path = getattr(self.files, split)
-        params = {"task": "ner", "split": split, "file": file_fingerprint(path),
-                  "max_seq_length": self.max_seq_length, "labels": self.labels,
-                  **self.encoder.fingerprint()}
+        params = {
+            "task": "ner",
+            "split": split,
+            "file": file_fingerprint(path),
+            "max_seq_length": self.max_seq_length,
+            "labels": self.labels,
+            **self.encoder.fingerprint(),
+        }
         make = lambda: (record for record, _ in self._encoded(split))  # noqa: E731
         return cached_records(self.cache_dir, f"ner_{split}", params, self.spec, make)
 
     def predict_labels(self, model, split, batch_size):
         """(predicted label sequences, per-word probabilities of the gold label or None)."""
         path, n = self.records(split)
-        out = finetuning.predict_records(model, path, self.spec, n, batch_size,
-                                         seq_length=self.max_seq_length, token_outputs=TOKEN_OUTPUTS)
+        out = finetuning.predict_records(
+            model,
+            path,
+            self.spec,
+            n,
+            batch_size,
+            seq_length=self.max_seq_length,
+            token_outputs=TOKEN_OUTPUTS,
+        )
         preds, encoded = [], self._encoded(split)
         for i, (_, positions) in enumerate(encoded):
             best = np.argmax(out["logits"][i], axis=-1)
             preds.append([self.labels[best[p]] if p >= 0 else "O" for p in positions])
         cut = sum(p < 0 for _, pos in encoded for p in pos)
         if cut:
-            logging.warning("NER %s: %d words past max_seq_length %d (or without pieces) are "
-                            "predicted O", split, cut, self.max_seq_length)
+            logging.warning(
+                "NER %s: %d words past max_seq_length %d (or without pieces) are predicted O",
+                split,
+                cut,
+                self.max_seq_length,
+            )
         return preds, out
 
     def _scores(self, gold, preds) -> dict:
         scores = metrics.entity_scores(gold, preds, self.scheme)
         words = [(g == p) for gs, ps in zip(gold, preds) for g, p in zip(gs, ps)]
-        return {"f1": scores["f1"], "precision": scores["precision"], "recall": scores["recall"],
-                "accuracy": float(np.mean(words)), "entities": scores["support"],
-                **{f"{t}_f1": v["f1"] for t, v in scores["per_type"].items()}}
+        return {
+            "f1": scores["f1"],
+            "precision": scores["precision"],
+            "recall": scores["recall"],
+            "accuracy": float(np.mean(words)),
+            "entities": scores["support"],
+            **{f"{t}_f1": v["f1"] for t, v in scores["per_type"].items()},
+        }
 
     def evaluate(self, model, batch_size) -> dict:
         """Dev entity-level precision / recall / F1 (micro, seqeval's), word accuracy, per-type
@@ -182,9 +242,12 @@ class NerTask:
         preds, out = self.predict_labels(model, "dev", batch_size)
         gold = [list(s.labels) for s in self.sentences("dev")]
         results = self._scores(gold, preds)
-        nll = [-np.log(max(out["probabilities"][i][p][self.label_map[g]], 1e-12))
-               for i, ((_, pos), gs) in enumerate(zip(self._encoded("dev"), gold))
-               for p, g in zip(pos, gs) if p >= 0]
+        nll = [
+            -np.log(max(out["probabilities"][i][p][self.label_map[g]], 1e-12))
+            for i, ((_, pos), gs) in enumerate(zip(self._encoded("dev"), gold))
+            for p, g in zip(pos, gs)
+            if p >= 0
+        ]
         results["loss"] = float(np.mean(nll)) if nll else 0.0
         return results
 
@@ -197,7 +260,9 @@ class NerTask:
         lines = []
         for s, p in zip(sentences, preds):
             gold = s.labels or [None] * len(s.words)
-            lines += [" ".join(x for x in (w, g, q) if x is not None) for w, g, q in zip(s.words, gold, p)]
+            lines += [
+                " ".join(x for x in (w, g, q) if x is not None) for w, g, q in zip(s.words, gold, p)
+            ]
             lines.append("")
         path = fileio.join(output_dir, PREDICTIONS_FILE)
         fileio.write_text(path, "\n".join(lines) + "\n")
@@ -210,8 +275,11 @@ class NerTask:
         return written
 
     def save_labels(self, output_dir) -> str:
-        return fileio.write_json(fileio.join(output_dir, LABELS_FILE),
-                                 {"labels": self.labels, "scheme": self.scheme}, indent=1)
+        return fileio.write_json(
+            fileio.join(output_dir, LABELS_FILE),
+            {"labels": self.labels, "scheme": self.scheme},
+            indent=1,
+        )
 
 
 def read_labels(output_dir):
@@ -224,5 +292,6 @@ def read_labels(output_dir):
 
 
 def ner_model_fn(config, task: NerTask, dropout_prob=0.1):
-    return lambda: AlbertTokenClassifier(config, len(task.labels), dropout_prob,
-                                         label_names=task.labels)
+    return lambda: AlbertTokenClassifier(
+        config, len(task.labels), dropout_prob, label_names=task.labels
+    )

@@ -13,6 +13,7 @@ in one of two layouts, detected per folder:
 Levels are read middle first, then high, as Google's reader does. Text is kept raw;
 the tokenizer normalises it.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -20,8 +21,8 @@ import json
 import re
 from typing import Iterator, List, Optional, Sequence, Tuple, Union
 
-from albert_tf.core.errors import InputError
 from albert_tf.core import fileio
+from albert_tf.core.errors import InputError
 from albert_tf.text.packing import pack_ids
 
 LEVELS = ("middle", "high")
@@ -91,8 +92,9 @@ def _utf8(data: bytes, where: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise RaceFormatError(f"{where}: not UTF-8 text (byte {data[e.start]:#04x} at offset "
-                              f"{e.start})") from None
+        raise RaceFormatError(
+            f"{where}: not UTF-8 text (byte {data[e.start]:#04x} at offset {e.start})"
+        ) from None
 
 
 def _parse_json(text: str, where: str) -> dict:
@@ -116,17 +118,27 @@ def _passage_examples(data: dict, level: str, where: str) -> List[RaceExample]:
     if len(options) != len(questions) or (answers is not None and len(answers) != len(questions)):
         raise RaceFormatError(
             f"{where}: {len(questions)} questions, {len(options)} option lists, "
-            f"{'no' if answers is None else len(answers)} answers")
+            f"{'no' if answers is None else len(answers)} answers"
+        )
     example_id = str(data.get("id", fileio.basename(where)))
     examples = []
     for i, question in enumerate(questions):
         if len(options[i]) != NUM_CHOICES:
             raise RaceFormatError(
-                f"{where}: question {i} has {len(options[i])} options, expected {NUM_CHOICES}")
+                f"{where}: question {i} has {len(options[i])} options, expected {NUM_CHOICES}"
+            )
         label = None if answers is None else _answer_index(answers[i], where, i)
-        examples.append(RaceExample(example_id=example_id, question_index=i, level=level,
-                                    article=data["article"], question=question,
-                                    options=tuple(options[i]), label=label))
+        examples.append(
+            RaceExample(
+                example_id=example_id,
+                question_index=i,
+                level=level,
+                article=data["article"],
+                question=question,
+                options=tuple(options[i]),
+                label=label,
+            )
+        )
     return examples
 
 
@@ -139,8 +151,9 @@ def _answer_index(answer, where: str, i: int) -> Optional[int]:
     return ANSWER_LETTERS.index(answer)
 
 
-def read_race_examples(data_dir: str, split: str, high_only: bool = False,
-                       middle_only: bool = False) -> List[RaceExample]:
+def read_race_examples(
+    data_dir: str, split: str, high_only: bool = False, middle_only: bool = False
+) -> List[RaceExample]:
     """All questions of ``split`` ("train", "dev" or "test"), middle then high."""
     root = race_root(data_dir)
     examples = []
@@ -181,6 +194,7 @@ class RaceProcessor:
 
 # -- encoding ------------------------------------------------------------------------
 
+
 def race_choice_text(question: str, option: str) -> str:
     """One choice's qa text: every "_" replaced by the option, else question + " " + option."""
     if "_" in question:
@@ -188,26 +202,27 @@ def race_choice_text(question: str, option: str) -> str:
     return question + " " + option
 
 
-def race_choice_texts(question: str, options: Union[str, Sequence[str]]
-                      ) -> Union[str, List[str]]:
+def race_choice_texts(question: str, options: Union[str, Sequence[str]]) -> Union[str, List[str]]:
     """qa text(s) as Google builds them: one string for one option, a list for a list."""
     if isinstance(options, str):
         return race_choice_text(question, options)
     return [race_choice_text(question, option) for option in options]
 
 
-def _fit_choice(article_ids: List[int], qa_ids: List[int], max_seq_length: int,
-                max_qa_length: int) -> Tuple[List[int], List[int]]:
+def _fit_choice(
+    article_ids: List[int], qa_ids: List[int], max_seq_length: int, max_qa_length: int
+) -> Tuple[List[int], List[int]]:
     """Keep qa's last max_qa_length ids, then cut the article so both fit in L-3."""
     budget = max_seq_length - 3
     qa_ids = qa_ids[-max_qa_length:] if max_qa_length > 0 else []
     if len(qa_ids) > budget:
-        qa_ids = qa_ids[len(qa_ids) - budget:]
-    return article_ids[:budget - len(qa_ids)], qa_ids
+        qa_ids = qa_ids[len(qa_ids) - budget :]
+    return article_ids[: budget - len(qa_ids)], qa_ids
 
 
-def encode_race_example(example: RaceExample, tokenizer, max_seq_length: int,
-                        max_qa_length: int = 128) -> dict:
+def encode_race_example(
+    example: RaceExample, tokenizer, max_seq_length: int, max_qa_length: int = 128
+) -> dict:
     """Google's RACE features: 4 x ``[CLS] article [SEP] qa [SEP]``, flattened to 4*L.
 
     Returns lists ``input_ids``, ``input_mask``, ``segment_ids`` (length 4 *
@@ -220,16 +235,23 @@ def encode_race_example(example: RaceExample, tokenizer, max_seq_length: int,
     if max_seq_length < 4:
         raise ValueError(f"max_seq_length must be at least 4, got {max_seq_length}")
     if len(example.options) != NUM_CHOICES:
-        raise ValueError(f"{example.example_id} question {example.question_index}: "
-                         f"{len(example.options)} options, expected {NUM_CHOICES}")
+        raise ValueError(
+            f"{example.example_id} question {example.question_index}: "
+            f"{len(example.options)} options, expected {NUM_CHOICES}"
+        )
     article_ids = tokenizer.convert_tokens_to_ids(tokenizer.tokenize(example.article))
     features = {"input_ids": [], "input_mask": [], "segment_ids": []}
     for qa in race_choice_texts(example.question, list(example.options)):
         qa_ids = tokenizer.convert_tokens_to_ids(tokenizer.tokenize(qa))
-        a_ids, b_ids = _fit_choice(list(article_ids), list(qa_ids), max_seq_length,
-                                   max_qa_length)
-        packed = pack_ids(a_ids, b_ids, max_seq_length, tokenizer.cls_id,
-                          tokenizer.sep_id, pad_id=tokenizer.pad_id)
+        a_ids, b_ids = _fit_choice(list(article_ids), list(qa_ids), max_seq_length, max_qa_length)
+        packed = pack_ids(
+            a_ids,
+            b_ids,
+            max_seq_length,
+            tokenizer.cls_id,
+            tokenizer.sep_id,
+            pad_id=tokenizer.pad_id,
+        )
         for key in features:
             features[key].extend(packed[key])
     features["label"] = 0 if example.label is None else int(example.label)

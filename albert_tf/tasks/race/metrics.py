@@ -1,4 +1,5 @@
 """RACE accuracy overall and per level (middle / high school), which Google's code lacked."""
+
 from __future__ import annotations
 
 from typing import Dict, Optional, Sequence
@@ -7,12 +8,10 @@ import numpy as np
 
 from albert_tf.tasks.metrics import accuracy
 
-
 RACE_LEVELS = ("middle", "high")
 
 
-def race_metrics(predictions, labels, levels: Optional[Sequence[str]] = None
-                 ) -> Dict[str, float]:
+def race_metrics(predictions, labels, levels: Optional[Sequence[str]] = None) -> Dict[str, float]:
     """RACE accuracy overall, plus ``middle_accuracy`` / ``high_accuracy`` when levels given.
 
     ``levels`` holds "middle" or "high" per question; a level with no questions is

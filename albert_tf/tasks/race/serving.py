@@ -1,5 +1,6 @@
 """RACE SavedModel export whose serving signature takes raw text (article, question, four
 options), encoded in the graph exactly as `race.data.encode_race_example` encodes them."""
+
 from __future__ import annotations
 
 import tensorflow as tf
@@ -28,8 +29,9 @@ def _keep_last(ids, n):
     lengths = ids.row_lengths()
     keep = tf.minimum(lengths, tf.cast(n, lengths.dtype))
     idx = tf.ragged.range(ids.row_limits() - keep, ids.row_limits())
-    return tf.RaggedTensor.from_row_splits(tf.gather(ids.flat_values, idx.flat_values),
-                                           idx.row_splits, validate=False)
+    return tf.RaggedTensor.from_row_splits(
+        tf.gather(ids.flat_values, idx.flat_values), idx.row_splits, validate=False
+    )
 
 
 class RaceModule(tf.Module):
@@ -42,8 +44,9 @@ class RaceModule(tf.Module):
         self.max_seq_length, self.max_qa_length = max_seq_length, max_qa_length
         self.letters = tf.constant(list(race.ANSWER_LETTERS))
         s = tf.TensorSpec([None], tf.string)
-        self.serve = tf.function(self._serve, input_signature=[
-            s, s, tf.TensorSpec([None, race.NUM_CHOICES], tf.string)])
+        self.serve = tf.function(
+            self._serve, input_signature=[s, s, tf.TensorSpec([None, race.NUM_CHOICES], tf.string)]
+        )
 
     def _serve(self, article, question, options):
         c, budget = race.NUM_CHOICES, self.max_seq_length - 3
@@ -54,7 +57,8 @@ class RaceModule(tf.Module):
         a_ids = a_ids[:, :budget]
         keep_a = budget - tf.cast(qa_ids.row_lengths(), tf.int32)
         a_ids = tf.ragged.boolean_mask(
-            a_ids, tf.ragged.range(a_ids.row_lengths()) < tf.cast(keep_a, tf.int64)[:, None])
+            a_ids, tf.ragged.range(a_ids.row_lengths()) < tf.cast(keep_a, tf.int64)[:, None]
+        )
         features = self.tokenizer.pack(a_ids, qa_ids, self.max_seq_length)
         features = {k: tf.reshape(v, [-1, c * self.max_seq_length]) for k, v in features.items()}
         probs = self.model(features, training=False)["probabilities"]
@@ -67,7 +71,11 @@ def export_race(model, task, export_dir) -> str:
     tokenizer = serving.encoder_tokenizer(task.encoder)
     module = RaceModule(model, tokenizer, task.max_seq_length, task.max_qa_length)
     return serving.save_module(
-        module, module.serve.get_concrete_function(), export_dir, "RACE",
+        module,
+        module.serve.get_concrete_function(),
+        export_dir,
+        "RACE",
         "`article` [batch], `question` [batch], `options` [batch, 4] strings",
         "`probabilities` [batch, 4] float, `prediction` [batch] int32 index, `letter` "
-        "[batch] \"A\"..\"D\"")
+        "[batch] \"A\"..\"D\"",
+    )

@@ -1,9 +1,13 @@
 """run_race.py's checks, run before any work: flags, files and every split the run reads."""
+
 from __future__ import annotations
 
-from albert_tf.engine import validation as v
+import functools
+
 from albert_tf.core.errors import InputError
+from albert_tf.engine import validation as v
 from albert_tf.tasks.serving import check_export_flags
+
 
 def validate_race(FLAGS):
     """run_race.py's flags."""
@@ -14,9 +18,11 @@ def validate_race(FLAGS):
     v.check_at_least(FLAGS, 1, "max_qa_length")
     limit = FLAGS.max_seq_length - 4  # [CLS] article [SEP] qa [SEP], one article piece at least
     if FLAGS.max_qa_length > limit:
-        raise InputError(f"--max_qa_length={FLAGS.max_qa_length} does not fit "
-                         f"--max_seq_length={FLAGS.max_seq_length} (3 special pieces and one "
-                         f"article piece); use at most {max(limit, 1)}")
+        raise InputError(
+            f"--max_qa_length={FLAGS.max_qa_length} does not fit "
+            f"--max_seq_length={FLAGS.max_seq_length} (3 special pieces and one "
+            f"article piece); use at most {max(limit, 1)}"
+        )
     v.check_dropout(FLAGS)
     config = v.validate_finetuning(FLAGS)
     check_export_flags(FLAGS)
@@ -25,8 +31,14 @@ def validate_race(FLAGS):
 
 def preload_race(task, FLAGS):
     """Read every RACE split the run needs now."""
-    splits = (["train"] if FLAGS.do_train else []) + (["dev"] if FLAGS.do_eval else []) + (
-        ["test"] if FLAGS.do_predict else [])
+    splits = (
+        (["train"] if FLAGS.do_train else [])
+        + (["dev"] if FLAGS.do_eval else [])
+        + (["test"] if FLAGS.do_predict else [])
+    )
     for split in splits:
-        v.non_empty(v.read_data(lambda: task.examples(split), "data_dir"), "data_dir",
-                   f"the RACE {split} split")
+        v.non_empty(
+            v.read_data(functools.partial(task.examples, split), "data_dir"),
+            "data_dir",
+            f"the RACE {split} split",
+        )

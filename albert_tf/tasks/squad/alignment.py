@@ -11,15 +11,17 @@ normaliser changed characters (Hangul re-composition, dropped zero-width charact
 ``difflib`` alignment of the two strings is used instead (``ParagraphTokens.exact`` False)
 and ``ParagraphTokens.coverage`` says how much of the piece text matched.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import difflib
-import unicodedata
 from typing import List, Optional, Sequence, Tuple
+import unicodedata
+
+from albert_tf.text import wordpiece
 from albert_tf.text.normalization import preprocess_text
 from albert_tf.text.spm_encode import encode_pieces
-from albert_tf.text import wordpiece
 
 
 def preprocess_with_offsets(text: str, lower: bool = True):
@@ -47,7 +49,7 @@ def preprocess_with_offsets(text: str, lower: bool = True):
         for c in unicodedata.normalize("NFKD", ch):
             if unicodedata.combining(c):
                 continue
-            for low in (c.lower() if lower else c):
+            for low in c.lower() if lower else c:
                 out.append(low)
                 src.append(i)
     return "".join(out), src
@@ -70,8 +72,10 @@ def _char_ends(text: str, pre_src: Sequence[int]) -> List[int]:
 def _same_text(a: str, b: str) -> bool:
     """Whether two strings differ only by Unicode normalisation or case (Hangul jamo vs
     syllables, final sigma), so a replaced block still counts as aligned."""
+
     def canon(text):
         return unicodedata.normalize("NFKC", text).casefold()
+
     return canon(a) == canon(b)
 
 
@@ -128,8 +132,13 @@ class ParagraphTokens:
 
     def char_span_to_tokens(self, start_char: int, end_char: int) -> Optional[Tuple[int, int]]:
         """(first, last) pieces covering original chars [start_char, end_char), or None."""
-        real = [t for t in range(len(self.pieces)) if self.ends[t] > self.starts[t]
-                and self.ends[t] > start_char and self.starts[t] < end_char]
+        real = [
+            t
+            for t in range(len(self.pieces))
+            if self.ends[t] > self.starts[t]
+            and self.ends[t] > start_char
+            and self.starts[t] < end_char
+        ]
         return (real[0], real[-1]) if real else None
 
 
@@ -140,8 +149,7 @@ def tokenize_paragraph(paragraph: str, tokenizer, do_lower_case: bool = True) ->
     sp = tokenizer.sp_model
     if sp is None:
         return tokenize_paragraph_wordpiece(paragraph, tokenizer)
-    pieces = encode_pieces(
-        sp, preprocess_text(paragraph, lower=do_lower_case))
+    pieces = encode_pieces(sp, preprocess_text(paragraph, lower=do_lower_case))
     ids = tuple(sp.PieceToId(p) for p in pieces)
     pre, pre_src = preprocess_with_offsets(paragraph, lower=do_lower_case)
     src_keep = [i for i, c in enumerate(pre) if c != " "]
@@ -160,8 +168,9 @@ def tokenize_paragraph(paragraph: str, tokenizer, do_lower_case: bool = True) ->
             hi[t] = b if hi[t] is None else max(hi[t], b)
     char_end = _char_ends(paragraph, pre_src)
     starts, ends = _piece_offsets(lo, hi, src_keep, pre_src, char_end, len(paragraph))
-    return ParagraphTokens(paragraph, tuple(pieces), ids, tuple(starts), tuple(ends),
-                           exact, coverage)
+    return ParagraphTokens(
+        paragraph, tuple(pieces), ids, tuple(starts), tuple(ends), exact, coverage
+    )
 
 
 def _piece_offsets(lo, hi, src_keep, pre_src, char_end, n_chars):
@@ -192,13 +201,20 @@ def wordpiece_char_stream(text: str, do_lower_case: bool) -> List[int]:
     (control, NUL, U+FFFD, nonspacing marks after NFD) give none, whitespace separates."""
     owners: List[int] = []
     for i, ch in enumerate(text):
-        if ch in "\x00\ufffd" or wordpiece.is_control(ch) or wordpiece.is_whitespace(ch) \
-                or ch.isspace():
+        if (
+            ch in "\x00\ufffd"
+            or wordpiece.is_control(ch)
+            or wordpiece.is_whitespace(ch)
+            or ch.isspace()
+        ):
             continue
         out = ch
         if do_lower_case:
-            out = "".join(c for c in unicodedata.normalize("NFD", ch.lower())
-                          if unicodedata.category(c) != "Mn")
+            out = "".join(
+                c
+                for c in unicodedata.normalize("NFD", ch.lower())
+                if unicodedata.category(c) != "Mn"
+            )
         owners += [i] * len(out)
     return owners
 
@@ -221,4 +237,3 @@ def tokenize_paragraph_wordpiece(paragraph: str, tokenizer) -> ParagraphTokens:
             pos += n
     ids = tuple(tokenizer.convert_tokens_to_ids(pieces))
     return ParagraphTokens(paragraph, tuple(pieces), ids, tuple(lo), tuple(hi), True, 1.0)
-

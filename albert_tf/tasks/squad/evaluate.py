@@ -19,6 +19,7 @@ Definitions (the official scripts' metrics):
   exceed ``na_prob_thresh``, and ``best_exact`` / ``best_f1`` are the best scores over all
   such thresholds, with the threshold that reaches them.
 """
+
 from __future__ import annotations
 
 import collections
@@ -28,8 +29,8 @@ import re
 import string
 from typing import Dict, List, Mapping, Optional
 
-from albert_tf.core.fileio import write_text_atomic
 from albert_tf.core import fileio
+from albert_tf.core.fileio import write_text_atomic
 
 _PUNCT = frozenset(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -111,9 +112,12 @@ def evaluate_v1(gold: Mapping[str, List[str]], predictions: Mapping[str, str]) -
         em, f1 = _best_over_golds(predictions[qid], golds or [""], v2=False)
         em_sum, f1_sum = em_sum + em, f1_sum + f1
     total = len(gold)
-    return {"exact_match": 100.0 * em_sum / total if total else 0.0,
-            "f1": 100.0 * f1_sum / total if total else 0.0,
-            "total": total, "missing": missing}
+    return {
+        "exact_match": 100.0 * em_sum / total if total else 0.0,
+        "f1": 100.0 * f1_sum / total if total else 0.0,
+        "total": total,
+        "missing": missing,
+    }
 
 
 # ----------------------------------------------------------------------------- v2.0
@@ -181,9 +185,12 @@ def best_threshold(predictions, scores, na_probs, has_ans):
     return 100.0 * best / len(qids), best_t
 
 
-def evaluate_v2(gold: Mapping[str, List[str]], predictions: Mapping[str, str],
-                na_probs: Optional[Mapping[str, float]] = None,
-                na_prob_thresh: float = 1.0) -> Dict:
+def evaluate_v2(
+    gold: Mapping[str, List[str]],
+    predictions: Mapping[str, str],
+    na_probs: Optional[Mapping[str, float]] = None,
+    na_prob_thresh: float = 1.0,
+) -> Dict:
     """Official SQuAD v2.0 metrics as a dict.
 
     Keys: exact, f1, total; HasAns_exact/f1/total and NoAns_exact/f1/total where such
@@ -205,7 +212,8 @@ def evaluate_v2(gold: Mapping[str, List[str]], predictions: Mapping[str, str],
             out[f"{prefix}_total"] = len(sub)
     if na_probs is not None:
         out["best_exact"], out["best_exact_thresh"] = best_threshold(
-            predictions, exact_raw, na, has_ans)
+            predictions, exact_raw, na, has_ans
+        )
         out["best_f1"], out["best_f1_thresh"] = best_threshold(predictions, f1_raw, na, has_ans)
     return out
 
@@ -231,7 +239,20 @@ def evaluate_files(data_file, prediction_file, na_prob_file=None, version_2_with
     return evaluate_v2(gold, predictions, na)
 
 
-__all__ = ["normalize_answer", "answer_tokens", "exact_match", "f1_score", "load_gold",
-           "gold_from_examples", "load_predictions", "evaluate_v1", "evaluate_v2",
-           "raw_scores_v2", "apply_null_odds", "best_threshold", "write_eval_results",
-           "evaluate_files", "v2_gold_answers"]
+__all__ = [
+    "normalize_answer",
+    "answer_tokens",
+    "exact_match",
+    "f1_score",
+    "load_gold",
+    "gold_from_examples",
+    "load_predictions",
+    "evaluate_v1",
+    "evaluate_v2",
+    "raw_scores_v2",
+    "apply_null_odds",
+    "best_threshold",
+    "write_eval_results",
+    "evaluate_files",
+    "v2_gold_answers",
+]

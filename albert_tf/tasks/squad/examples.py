@@ -1,5 +1,6 @@
 """SQuAD v1.1 / v2.0 JSON files read into SquadExample objects (one per question), with errors
 that name the file and the place a field is missing."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -7,8 +8,8 @@ import json
 import os
 from typing import List, Tuple
 
-from albert_tf.core.errors import InputError
 from albert_tf.core import fileio
+from albert_tf.core.errors import InputError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,8 +48,9 @@ def _load_json(path):
     except json.JSONDecodeError as err:
         raise InputError(f"{path}: not valid JSON ({err}); is the file complete?") from None
     except UnicodeDecodeError as err:
-        raise InputError(f"{path}: not UTF-8 text (byte {err.object[err.start]:#04x} at "
-                         f"offset {err.start})") from None
+        raise InputError(
+            f"{path}: not UTF-8 text (byte {err.object[err.start]:#04x} at offset {err.start})"
+        ) from None
 
 
 def _example_from_qa(qa, context, path, where, is_training, v2):
@@ -64,15 +66,18 @@ def _example_from_qa(qa, context, path, where, is_training, v2):
     text, start = "", -1
     if is_training and not is_impossible:
         if not answers:
-            raise InputError(f"{path}: {where}: a training question needs an answer "
-                             "(or is_impossible=true with --version_2_with_negative)")
+            raise InputError(
+                f"{path}: {where}: a training question needs an answer "
+                "(or is_impossible=true with --version_2_with_negative)"
+            )
         text = golds[0]
         start = int(_field(answers[0], "answer_start", path, where + " answer"))
     return SquadExample(qid, question, context, text, start, is_impossible, golds)
 
 
-def read_squad_examples(path, is_training: bool, version_2_with_negative: bool
-                        ) -> List[SquadExample]:
+def read_squad_examples(
+    path, is_training: bool, version_2_with_negative: bool
+) -> List[SquadExample]:
     """SquadExamples from an official SQuAD JSON file, in file order.
 
     Training uses each question's first answer (Google's v1 reader insists on exactly one;
@@ -87,6 +92,7 @@ def read_squad_examples(path, is_training: bool, version_2_with_negative: bool
             where = f"article {a} paragraph {p}"
             context = _field(paragraph, "context", path, where)
             for qa in _field(paragraph, "qas", path, where):
-                examples.append(_example_from_qa(qa, context, path, where, is_training,
-                                                 version_2_with_negative))
+                examples.append(
+                    _example_from_qa(qa, context, path, where, is_training, version_2_with_negative)
+                )
     return examples

@@ -1,5 +1,6 @@
 """SQuAD examples cut into Google's windowed features: [CLS] question [SEP] paragraph window
 [SEP], max-context flags, p_mask and the gold token positions for training."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -68,8 +69,15 @@ def is_max_context(spans, span_index: int, position: int) -> bool:
 
 
 def _new_stats():
-    return {"examples": 0, "features": 0, "inexact_alignments": 0, "alignment_failures": 0,
-            "answer_offset_mismatches": 0, "unmapped_answers": 0, "impossible_windows": 0}
+    return {
+        "examples": 0,
+        "features": 0,
+        "inexact_alignments": 0,
+        "alignment_failures": 0,
+        "answer_offset_mismatches": 0,
+        "unmapped_answers": 0,
+        "impossible_windows": 0,
+    }
 
 
 def _gold_tokens(example, para, stats):
@@ -77,8 +85,12 @@ def _gold_tokens(example, para, stats):
     start, end = example.start_char, example.end_char
     if example.paragraph_text[start:end] != example.orig_answer_text:
         stats["answer_offset_mismatches"] += 1
-        logger.warning("%s: answer_start %d does not point at %r", example.qas_id, start,
-                       example.orig_answer_text)
+        logger.warning(
+            "%s: answer_start %d does not point at %r",
+            example.qas_id,
+            start,
+            example.orig_answer_text,
+        )
     span = para.char_span_to_tokens(start, end)
     if span is None:
         stats["unmapped_answers"] += 1
@@ -89,6 +101,7 @@ def _gold_tokens(example, para, stats):
 @dataclasses.dataclass
 class _ExampleWindows:
     """One example cut into windows: [CLS] question [SEP] paragraph window [SEP]."""
+
     example: SquadExample
     ex_index: int
     para: ParagraphTokens
@@ -99,7 +112,7 @@ class _ExampleWindows:
     max_seq_length: int
     is_training: bool
 
-    def feature(self, unique_id: int, span_index: int) -> "SquadFeature":
+    def feature(self, unique_id: int, span_index: int) -> SquadFeature:
         """The feature of one window, padded to max_seq_length."""
         tokenizer, para, query_ids = self.tokenizer, self.para, self.query_ids
         doc_start, doc_len = self.spans[span_index]
@@ -120,9 +133,11 @@ class _ExampleWindows:
         pad = self.max_seq_length - len(ids)
         ids, mask = ids + [tokenizer.pad_id] * pad, mask + [0] * pad
         segment, p_mask = segment + [0] * pad, p_mask + [1] * pad
-        tokens = tokenizer.convert_ids_to_tokens(ids[:offset]) + list(
-            para.pieces[doc_start:doc_start + doc_len]) + tokenizer.convert_ids_to_tokens(
-            [tokenizer.sep_id])
+        tokens = (
+            tokenizer.convert_ids_to_tokens(ids[:offset])
+            + list(para.pieces[doc_start : doc_start + doc_len])
+            + tokenizer.convert_ids_to_tokens([tokenizer.sep_id])
+        )
         start_pos = end_pos = 0
         impossible = bool(self.example.is_impossible)
         if self.is_training and not impossible:
@@ -131,8 +146,22 @@ class _ExampleWindows:
                 start_pos, end_pos = first - doc_start + offset, last - doc_start + offset
             else:
                 impossible = True
-        return SquadFeature(unique_id, self.ex_index, span_index, tokens, ids, mask, segment,
-                            p_mask, to_orig, max_ctx, start_pos, end_pos, impossible, doc_len)
+        return SquadFeature(
+            unique_id,
+            self.ex_index,
+            span_index,
+            tokens,
+            ids,
+            mask,
+            segment,
+            p_mask,
+            to_orig,
+            max_ctx,
+            start_pos,
+            end_pos,
+            impossible,
+            doc_len,
+        )
 
 
 def question_ids(tokenizer, text: str, do_lower_case: bool) -> list:
@@ -144,10 +173,16 @@ def question_ids(tokenizer, text: str, do_lower_case: bool) -> list:
     return encode_ids(tokenizer.sp_model, preprocess_text(text, lower=do_lower_case))
 
 
-def convert_examples_to_features(examples: Sequence[SquadExample], tokenizer,
-                                 max_seq_length: int, doc_stride: int, max_query_length: int,
-                                 is_training: bool, do_lower_case: Optional[bool] = None,
-                                 stats: Optional[dict] = None) -> List[SquadFeature]:
+def convert_examples_to_features(
+    examples: Sequence[SquadExample],
+    tokenizer,
+    max_seq_length: int,
+    doc_stride: int,
+    max_query_length: int,
+    is_training: bool,
+    do_lower_case: Optional[bool] = None,
+    stats: Optional[dict] = None,
+) -> List[SquadFeature]:
     """Windowed SquadFeatures for all examples; unique ids count up from 1000000000.
 
     ``do_lower_case`` defaults to the tokenizer's. If ``stats`` (a dict) is given it is filled
@@ -155,8 +190,10 @@ def convert_examples_to_features(examples: Sequence[SquadExample], tokenizer,
     answer_offset_mismatches, unmapped_answers (dropped), impossible_windows.
     """
     if max_seq_length < max_query_length + 4:
-        raise ValueError(f"max_seq_length {max_seq_length} leaves no room for the paragraph "
-                         f"after a {max_query_length}-token query and 3 special tokens")
+        raise ValueError(
+            f"max_seq_length {max_seq_length} leaves no room for the paragraph "
+            f"after a {max_query_length}-token query and 3 special tokens"
+        )
     if do_lower_case is None:
         do_lower_case = getattr(tokenizer, "do_lower_case", True)
     counts = _new_stats()
@@ -172,8 +209,11 @@ def convert_examples_to_features(examples: Sequence[SquadExample], tokenizer,
             counts["inexact_alignments"] += int(not para.exact)
         if para.coverage < MIN_ALIGNMENT:
             counts["alignment_failures"] += 1
-            logger.warning("%s: only %.0f%% of the paragraph aligns; dropped",
-                           example.qas_id, 100 * para.coverage)
+            logger.warning(
+                "%s: only %.0f%% of the paragraph aligns; dropped",
+                example.qas_id,
+                100 * para.coverage,
+            )
             continue
         gold = None
         if is_training and not example.is_impossible:
@@ -182,8 +222,9 @@ def convert_examples_to_features(examples: Sequence[SquadExample], tokenizer,
                 continue
         query = question_ids(tokenizer, example.question_text, do_lower_case)[:max_query_length]
         spans = doc_spans(len(para), max_seq_length - len(query) - 3, doc_stride)
-        windows = _ExampleWindows(example, ex_index, para, query, spans, gold, tokenizer,
-                                  max_seq_length, is_training)
+        windows = _ExampleWindows(
+            example, ex_index, para, query, spans, gold, tokenizer, max_seq_length, is_training
+        )
         for span_index in range(len(spans)):
             feature = windows.feature(unique_id, span_index)
             counts["impossible_windows"] += int(is_training and feature.is_impossible)

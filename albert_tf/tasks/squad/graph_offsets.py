@@ -10,8 +10,10 @@ normaliser changed characters the Python path falls back to difflib, which has n
 twin (docs/squad.md). Everything works on flat values with row offsets, so a batch of
 paragraphs is one set of ops.
 """
+
 from __future__ import annotations
 
+import sentencepiece as spm
 import tensorflow as tf
 
 from albert_tf.text import codepoints
@@ -54,7 +56,7 @@ class PieceOffsets(tf.Module):
 
     def __init__(self, tokenizer, name=None):
         super().__init__(name=name)
-        import sentencepiece as spm
+
         self.tokenizer = tokenizer
         sp = spm.SentencePieceProcessor(model_proto=tokenizer.model_proto)
         pieces = [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
@@ -62,10 +64,16 @@ class PieceOffsets(tf.Module):
         text = [p.replace(SPIECE_UNDERLINE, "") for p in pieces]
         self._counts = tf.constant([len(t) for t in text], tf.int64)
         # characters some piece holds; SentencePiece makes a run of any others one unknown piece
-        known = sorted({c for i, t in enumerate(text) if not (sp.is_control(i) or sp.is_unknown(i))
-                        for c in t} or {" "})
-        self._known = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
-            tf.constant(known), tf.ones([len(known)], tf.int64)), 0)
+        known = sorted(
+            {c for i, t in enumerate(text) if not (sp.is_control(i) or sp.is_unknown(i)) for c in t}
+            or {" "}
+        )
+        self._known = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(
+                tf.constant(known), tf.ones([len(known)], tf.int64)
+            ),
+            0,
+        )
 
     def __call__(self, strings):
         strings = tf.strings.unicode_transcode(strings, "UTF-8", "UTF-8", errors="ignore")
@@ -93,19 +101,24 @@ class PieceOffsets(tf.Module):
         prev_unknown = tf.concat([[False], unknown[:-1]], 0)
         run_start = unknown & ~(within & prev_unknown & ~space_before)
         run_id = tf.cumsum(tf.cast(run_start, tf.int64)) - 1
-        run_len = tf.math.unsorted_segment_sum(tf.cast(unknown, tf.int64), tf.maximum(run_id, 0),
-                                               tf.maximum(tf.reduce_max(run_id) + 1, 1))
+        run_len = tf.math.unsorted_segment_sum(
+            tf.cast(unknown, tf.int64),
+            tf.maximum(run_id, 0),
+            tf.maximum(tf.reduce_max(run_id) + 1, 1),
+        )
         run_row = tf.boolean_mask(p_row, run_start)
         t_row, t_start, _ = _rows(ids)
         flat = tf.cast(ids.flat_values, tf.int64)
         is_unk = tf.equal(flat, self.unk_id)
         # the k-th unknown piece of a row takes the k-th unknown run of that row
         n_rows = tf.shape(t_start, out_type=tf.int64)[0]
-        runs_before = tf.cumsum(tf.math.bincount(run_row, minlength=n_rows, dtype=tf.int64),
-                                exclusive=True)
+        runs_before = tf.cumsum(
+            tf.math.bincount(run_row, minlength=n_rows, dtype=tf.int64), exclusive=True
+        )
         unk_k = _row_cumsum_exclusive(tf.cast(is_unk, tf.int64), t_row, t_start)
-        run_idx = tf.clip_by_value(tf.gather(runs_before, t_row) + unk_k, 0,
-                                   tf.maximum(tf.size(run_len, tf.int64) - 1, 0))
+        run_idx = tf.clip_by_value(
+            tf.gather(runs_before, t_row) + unk_k, 0, tf.maximum(tf.size(run_len, tf.int64) - 1, 0)
+        )
         unk_len = tf.gather(tf.concat([run_len, [1]], 0), run_idx)
         return tf.where(is_unk, unk_len, tf.gather(self._counts, flat))
 
@@ -152,9 +165,16 @@ def char_stream(tokenizer, strings) -> dict:
     pre = tf.strings.unicode_split(done, "UTF-8")  # [chars, (pre)]
     keep = tf.not_equal(pre.flat_values, " ")
     owner = tf.boolean_mask(tf.gather(flat_pos, pre.value_rowids()), keep)  # flat char index
-    return {"owner": owner, "p_row": tf.gather(c_row, owner), "char_end": char_end,
-            "c_start": c_start, "n_chars": n_chars, "is_ws": is_ws, "done": done,
-            "pre_chars": tf.boolean_mask(pre.flat_values, keep)}
+    return {
+        "owner": owner,
+        "p_row": tf.gather(c_row, owner),
+        "char_end": char_end,
+        "c_start": c_start,
+        "n_chars": n_chars,
+        "is_ws": is_ws,
+        "done": done,
+        "pre_chars": tf.boolean_mask(pre.flat_values, keep),
+    }
 
 
 def piece_spans(ids, counts, stream):
@@ -178,9 +198,20 @@ def piece_spans(ids, counts, stream):
     # last one ended
     pos = tf.range(tf.size(counts, tf.int64))
     keys = 2 * tf.boolean_mask(pos, real)
-    starts = _next_at_or_after(keys, tf.boolean_mask(real_start, real),
-                               2 * (t_start + ids.row_lengths()) - 1,
-                               tf.gather(n_chars, tf.range(n_rows)), 2 * pos, "left")
-    ends = _next_at_or_after(keys, tf.boolean_mask(real_end, real), 2 * t_start - 1,
-                             tf.zeros_like(t_start), 2 * pos, "right")
+    starts = _next_at_or_after(
+        keys,
+        tf.boolean_mask(real_start, real),
+        2 * (t_start + ids.row_lengths()) - 1,
+        tf.gather(n_chars, tf.range(n_rows)),
+        2 * pos,
+        "left",
+    )
+    ends = _next_at_or_after(
+        keys,
+        tf.boolean_mask(real_end, real),
+        2 * t_start - 1,
+        tf.zeros_like(t_start),
+        2 * pos,
+        "right",
+    )
     return tf.cast(starts, tf.int32), tf.cast(ends, tf.int32)

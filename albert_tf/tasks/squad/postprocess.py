@@ -1,6 +1,7 @@
 """SQuAD post-processing: model outputs per window → n-best answers → prediction files.
 
-Pure Python and NumPy. Inputs are the examples and features of :mod:`albert_tf.tasks.squad.examples` and :mod:`albert_tf.tasks.squad.features`
+Pure Python and NumPy. Inputs are the examples and features of :mod:`albert_tf.tasks.squad.examples`
+and :mod:`albert_tf.tasks.squad.features`
 and ``results``: ``{unique_id: {output name: array}}`` (see :func:`collect_results`):
 
 * v1.1: ``start_logits`` and ``end_logits``, each [max_seq_length];
@@ -18,6 +19,7 @@ means "no answer"). The v2.0 null odds of a question is the minimum ``cls_logits
 windows (Google's ``score_null``); a question is answered "" when its odds exceed the
 threshold (``null_score_diff_threshold``), chosen on dev to maximise F1.
 """
+
 from __future__ import annotations
 
 import collections
@@ -27,18 +29,24 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from albert_tf.tasks.squad import evaluate as squad_eval
 from albert_tf.core.fileio import write_text_atomic
+from albert_tf.tasks.squad import evaluate as squad_eval
 
 V1_OUTPUTS = ("start_logits", "end_logits")
-V2_OUTPUTS = ("start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index",
-              "cls_logits")
+V2_OUTPUTS = (
+    "start_top_log_probs",
+    "start_top_index",
+    "end_top_log_probs",
+    "end_top_index",
+    "cls_logits",
+)
 _Candidate = collections.namedtuple("_Candidate", "score feature_index start end s_score e_score")
 
 
 # ----------------------------------------------------------------------------- results
-def collect_results(batches: Iterable[Mapping[str, np.ndarray]]
-                    ) -> Dict[int, Dict[str, np.ndarray]]:
+def collect_results(
+    batches: Iterable[Mapping[str, np.ndarray]],
+) -> Dict[int, Dict[str, np.ndarray]]:
     """{unique_id: outputs} from batched model outputs that include ``unique_ids``.
 
     Each batch maps names to arrays with a leading batch axis. A unique id seen more than
@@ -55,8 +63,9 @@ def collect_results(batches: Iterable[Mapping[str, np.ndarray]]
                     entry[name].append(np.asarray(values)[row])
     out = {}
     for uid, entry in sums.items():
-        out[uid] = {n: (v[0] if n.endswith("_index") else np.mean(v, axis=0))
-                    for n, v in entry.items()}
+        out[uid] = {
+            n: (v[0] if n.endswith("_index") else np.mean(v, axis=0)) for n, v in entry.items()
+        }
     return out
 
 
@@ -82,9 +91,12 @@ def _result(results, feature, names):
 # ----------------------------------------------------------------------------- spans
 def valid_span(feature, start: int, end: int, max_answer_length: int) -> bool:
     """In-paragraph, max-context start, end ≥ start and at most max_answer_length tokens."""
-    return (start in feature.token_to_orig_map and end in feature.token_to_orig_map
-            and feature.token_is_max_context.get(start, False)
-            and start <= end < start + max_answer_length)
+    return (
+        start in feature.token_to_orig_map
+        and end in feature.token_to_orig_map
+        and feature.token_is_max_context.get(start, False)
+        and start <= end < start + max_answer_length
+    )
 
 
 def span_text(example, feature, start: int, end: int) -> str:
@@ -114,8 +126,16 @@ def _candidates_v1(feature_index, feature, out, n_best_size, max_answer_length):
         for e in _top(end_logits, n_best_size):
             s, e = int(s), int(e)
             if valid_span(feature, s, e, max_answer_length):
-                found.append(_Candidate(start_logits[s] + end_logits[e], feature_index, s, e,
-                                        float(start_logits[s]), float(end_logits[e])))
+                found.append(
+                    _Candidate(
+                        start_logits[s] + end_logits[e],
+                        feature_index,
+                        s,
+                        e,
+                        float(start_logits[s]),
+                        float(end_logits[e]),
+                    )
+                )
     return found
 
 
@@ -133,8 +153,11 @@ def _candidates_v2(feature_index, feature, out, start_n_top, end_n_top, max_answ
                 break
             s, e = int(s_ix[i]), int(e_ix[k])
             if valid_span(feature, s, e, max_answer_length):
-                found.append(_Candidate(s_lp[i] + e_lp[k], feature_index, s, e,
-                                        float(s_lp[i]), float(e_lp[k])))
+                found.append(
+                    _Candidate(
+                        s_lp[i] + e_lp[k], feature_index, s, e, float(s_lp[i]), float(e_lp[k])
+                    )
+                )
     return found
 
 
@@ -158,13 +181,20 @@ def _nbest_entries(example, features, candidates, n_best_size, names):
         seen.add(text)
         entries.append({"text": text, names[0]: c.s_score, names[1]: c.e_score})
     probs = _softmax([e[names[0]] + e[names[1]] for e in entries])
-    return [{"text": e["text"], "probability": float(p), names[0]: e[names[0]],
-             names[1]: e[names[1]]} for e, p in zip(entries, probs)]
+    return [
+        {"text": e["text"], "probability": float(p), names[0]: e[names[0]], names[1]: e[names[1]]}
+        for e, p in zip(entries, probs)
+    ]
 
 
 # ----------------------------------------------------------------------------- v1.1 / v2.0
-def predict_v1(examples: Sequence, features: Sequence, results: Mapping[int, Mapping],
-               n_best_size: int = 20, max_answer_length: int = 30):
+def predict_v1(
+    examples: Sequence,
+    features: Sequence,
+    results: Mapping[int, Mapping],
+    n_best_size: int = 20,
+    max_answer_length: int = 30,
+):
     """(predictions {qas_id: text}, nbest {qas_id: [entries]}) from start/end logits.
 
     nbest entries: {text, probability (softmax over the n-best totals), start_logit,
@@ -177,19 +207,26 @@ def predict_v1(examples: Sequence, features: Sequence, results: Mapping[int, Map
         for f_index, feature in groups.get(ex_index, []):
             out = _result(results, feature, V1_OUTPUTS)
             cands += _candidates_v1(f_index, feature, out, n_best_size, max_answer_length)
-        entries = _nbest_entries(example, features, cands, n_best_size,
-                                 ("start_logit", "end_logit"))
+        entries = _nbest_entries(
+            example, features, cands, n_best_size, ("start_logit", "end_logit")
+        )
         if not entries:
-            entries = [{"text": "empty", "probability": 1.0, "start_logit": 0.0,
-                        "end_logit": 0.0}]
+            entries = [{"text": "empty", "probability": 1.0, "start_logit": 0.0, "end_logit": 0.0}]
         nbest[example.qas_id] = entries
         predictions[example.qas_id] = entries[0]["text"]
     return predictions, nbest
 
 
-def predict_v2(examples: Sequence, features: Sequence, results: Mapping[int, Mapping],
-               n_best_size: int = 20, max_answer_length: int = 30, start_n_top: int = 5,
-               end_n_top: int = 5, null_score_diff_threshold: Optional[float] = None):
+def predict_v2(
+    examples: Sequence,
+    features: Sequence,
+    results: Mapping[int, Mapping],
+    n_best_size: int = 20,
+    max_answer_length: int = 30,
+    start_n_top: int = 5,
+    end_n_top: int = 5,
+    null_score_diff_threshold: Optional[float] = None,
+):
     """(predictions, nbest, null_odds) from Google's v2.0 beam outputs.
 
     predictions hold the best non-null text, or "" where null_odds > the threshold (when one
@@ -206,13 +243,16 @@ def predict_v2(examples: Sequence, features: Sequence, results: Mapping[int, Map
             out = _result(results, feature, V2_OUTPUTS)
             cls = float(np.asarray(out["cls_logits"]).reshape(-1)[0])
             null = cls if null is None else min(null, cls)
-            cands += _candidates_v2(f_index, feature, out, start_n_top, end_n_top,
-                                    max_answer_length)
-        entries = _nbest_entries(example, features, cands, n_best_size,
-                                 ("start_log_prob", "end_log_prob"))
+            cands += _candidates_v2(
+                f_index, feature, out, start_n_top, end_n_top, max_answer_length
+            )
+        entries = _nbest_entries(
+            example, features, cands, n_best_size, ("start_log_prob", "end_log_prob")
+        )
         if not entries:
-            entries = [{"text": "", "probability": 1.0, "start_log_prob": -1e6,
-                        "end_log_prob": -1e6}]
+            entries = [
+                {"text": "", "probability": 1.0, "start_log_prob": -1e6, "end_log_prob": -1e6}
+            ]
         nbest[example.qas_id] = entries
         null_odds[example.qas_id] = float(null) if null is not None else 0.0
         predictions[example.qas_id] = entries[0]["text"]
@@ -221,16 +261,19 @@ def predict_v2(examples: Sequence, features: Sequence, results: Mapping[int, Map
     return predictions, nbest, null_odds
 
 
-def apply_null_threshold(predictions: Mapping[str, str], null_odds: Mapping[str, float],
-                         threshold: float):
+def apply_null_threshold(
+    predictions: Mapping[str, str], null_odds: Mapping[str, float], threshold: float
+):
     """Predictions with "" wherever the null odds exceed the threshold."""
     return collections.OrderedDict(
         (qid, "" if null_odds.get(qid, float("-inf")) > threshold else text)
-        for qid, text in predictions.items())
+        for qid, text in predictions.items()
+    )
 
 
-def find_best_null_threshold(gold: Mapping[str, List[str]], predictions: Mapping[str, str],
-                             null_odds: Mapping[str, float]) -> Tuple[float, Dict]:
+def find_best_null_threshold(
+    gold: Mapping[str, List[str]], predictions: Mapping[str, str], null_odds: Mapping[str, float]
+) -> Tuple[float, Dict]:
     """(threshold, metrics): the null-odds threshold maximising v2.0 F1 on `gold`, and the
     v2.0 metrics of the predictions after applying it (plus ``null_score_diff_threshold``)."""
     search = squad_eval.evaluate_v2(gold, predictions, null_odds)
@@ -246,17 +289,32 @@ def _write_json(path: str, obj) -> str:
     return write_text_atomic(path, json.dumps(obj, indent=4, ensure_ascii=False) + "\n")
 
 
-def write_predictions(output_dir, predictions: Mapping[str, str], nbest: Mapping[str, list],
-                      null_odds: Optional[Mapping[str, float]] = None) -> Dict[str, str]:
+def write_predictions(
+    output_dir,
+    predictions: Mapping[str, str],
+    nbest: Mapping[str, list],
+    null_odds: Optional[Mapping[str, float]] = None,
+) -> Dict[str, str]:
     """Write predictions.json, nbest_predictions.json (and null_odds.json); returns paths."""
     output_dir = os.fspath(output_dir)
-    paths = {"predictions": _write_json(os.path.join(output_dir, "predictions.json"), predictions),
-             "nbest": _write_json(os.path.join(output_dir, "nbest_predictions.json"), nbest)}
+    paths = {
+        "predictions": _write_json(os.path.join(output_dir, "predictions.json"), predictions),
+        "nbest": _write_json(os.path.join(output_dir, "nbest_predictions.json"), nbest),
+    }
     if null_odds is not None:
         paths["null_odds"] = _write_json(os.path.join(output_dir, "null_odds.json"), null_odds)
     return paths
 
 
-__all__ = ["collect_results", "valid_span", "span_text", "predict_v1", "predict_v2",
-           "apply_null_threshold", "find_best_null_threshold", "write_predictions",
-           "V1_OUTPUTS", "V2_OUTPUTS"]
+__all__ = [
+    "collect_results",
+    "valid_span",
+    "span_text",
+    "predict_v1",
+    "predict_v2",
+    "apply_null_threshold",
+    "find_best_null_threshold",
+    "write_predictions",
+    "V1_OUTPUTS",
+    "V2_OUTPUTS",
+]

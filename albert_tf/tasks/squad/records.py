@@ -21,43 +21,65 @@ p_mask: 1 for the question, both [SEP]s and padding, 0 for the paragraph and for
 there, and the v2 start log-softmax must not mask it), as in Google's code. Post-processing
 only proposes spans inside the paragraph (``token_to_orig_map``), never [CLS].
 """
+
 from __future__ import annotations
 
-from albert_tf.tasks.squad.alignment import (
-    ParagraphTokens, preprocess_with_offsets, tokenize_paragraph)
-from albert_tf.tasks.squad.examples import SquadExample, read_squad_examples
+from albert_tf.tasks.squad.examples import read_squad_examples
 from albert_tf.tasks.squad.features import (
-    MIN_ALIGNMENT, UNIQUE_ID_START, SquadFeature, convert_examples_to_features, doc_spans,
-    is_max_context)
+    SquadFeature,
+    convert_examples_to_features,
+)
 
 
 def squad_feature_spec(max_seq_length: int, is_training: bool) -> dict:
     """Google's record layout: unique_ids, input_ids, input_mask, segment_ids, p_mask
     (+ start_positions, end_positions, is_impossible in training), all int64."""
-    spec = {"unique_ids": ("int64", 1), "input_ids": ("int64", max_seq_length),
-            "input_mask": ("int64", max_seq_length), "segment_ids": ("int64", max_seq_length),
-            "p_mask": ("int64", max_seq_length)}
+    spec = {
+        "unique_ids": ("int64", 1),
+        "input_ids": ("int64", max_seq_length),
+        "input_mask": ("int64", max_seq_length),
+        "segment_ids": ("int64", max_seq_length),
+        "p_mask": ("int64", max_seq_length),
+    }
     if is_training:
-        spec.update(start_positions=("int64", 1), end_positions=("int64", 1),
-                    is_impossible=("int64", 1))
+        spec.update(
+            start_positions=("int64", 1), end_positions=("int64", 1), is_impossible=("int64", 1)
+        )
     return spec
 
 
 def feature_to_record(feature: SquadFeature, is_training: bool) -> dict:
     """The record dict of one feature, matching :func:`squad_feature_spec`."""
-    record = {"unique_ids": feature.unique_id, "input_ids": feature.input_ids,
-              "input_mask": feature.input_mask, "segment_ids": feature.segment_ids,
-              "p_mask": feature.p_mask}
+    record = {
+        "unique_ids": feature.unique_id,
+        "input_ids": feature.input_ids,
+        "input_mask": feature.input_mask,
+        "segment_ids": feature.segment_ids,
+        "p_mask": feature.p_mask,
+    }
     if is_training:
-        record.update(start_positions=feature.start_position,
-                      end_positions=feature.end_position,
-                      is_impossible=int(feature.is_impossible))
+        record.update(
+            start_positions=feature.start_position,
+            end_positions=feature.end_position,
+            is_impossible=int(feature.is_impossible),
+        )
     return record
 
 
-def cached_squad_records(cache_dir, input_file, spm_model_file, tokenizer, *, is_training: bool,
-                         version_2_with_negative: bool, max_seq_length: int, doc_stride: int,
-                         max_query_length: int, do_lower_case: bool = True, features=None):
+def cached_squad_records(
+    cache_dir,
+    input_file,
+    spm_model_file,
+    tokenizer,
+    *,
+    is_training: bool,
+    version_2_with_negative: bool,
+    max_seq_length: int,
+    doc_stride: int,
+    max_query_length: int,
+    do_lower_case: bool = True,
+    features=None,
+):
     """(path, count) of a TFRecord file of the input file's features, built once per setting.
 
     The cache key holds the input file's and the tokenizer file's (SentencePiece model or
@@ -65,29 +87,39 @@ def cached_squad_records(cache_dir, input_file, spm_model_file, tokenizer, *, is
     parameter above. ``features`` (built by the caller with the same settings) skips
     re-reading and re-converting when the file must be written.
     """
+    # deferred: keeps TensorFlow off this module's import
     from albert_tf.engine import records
 
-    params = {"task": "squad", "input_file": records.file_fingerprint(input_file),
-              "tokenizer_file": records.file_fingerprint(spm_model_file),
-              "is_training": bool(is_training), "version_2": bool(version_2_with_negative),
-              "max_seq_length": max_seq_length, "doc_stride": doc_stride,
-              "max_query_length": max_query_length, "do_lower_case": bool(do_lower_case)}
+    params = {
+        "task": "squad",
+        "input_file": records.file_fingerprint(input_file),
+        "tokenizer_file": records.file_fingerprint(spm_model_file),
+        "is_training": bool(is_training),
+        "version_2": bool(version_2_with_negative),
+        "max_seq_length": max_seq_length,
+        "doc_stride": doc_stride,
+        "max_query_length": max_query_length,
+        "do_lower_case": bool(do_lower_case),
+    }
     spec = squad_feature_spec(max_seq_length, is_training)
 
     def make_records():
         feats = features
         if feats is None:
             examples = read_squad_examples(input_file, is_training, version_2_with_negative)
-            feats = convert_examples_to_features(examples, tokenizer, max_seq_length,
-                                                 doc_stride, max_query_length, is_training,
-                                                 do_lower_case)
+            feats = convert_examples_to_features(
+                examples,
+                tokenizer,
+                max_seq_length,
+                doc_stride,
+                max_query_length,
+                is_training,
+                do_lower_case,
+            )
         return (feature_to_record(f, is_training) for f in feats)
 
     name = "squad-" + ("train" if is_training else "predict")
     return records.cached_records(cache_dir, name, params, spec, make_records)
 
 
-__all__ = ["SquadExample", "SquadFeature", "ParagraphTokens", "read_squad_examples",
-           "preprocess_with_offsets", "tokenize_paragraph", "convert_examples_to_features",
-           "doc_spans", "is_max_context", "squad_feature_spec", "feature_to_record",
-           "cached_squad_records", "UNIQUE_ID_START", "MIN_ALIGNMENT"]
+__all__ = ["squad_feature_spec", "feature_to_record", "cached_squad_records"]

@@ -1,11 +1,13 @@
 """SQuAD SavedModel export whose serving signature takes raw strings (question, context) and
 gives the answer: the Python path (features.py windows, the model, postprocess.py's top
 answer) as one graph. Each context is tokenized with piece → character offsets
-(graph_offsets.PieceOffsets, or WordPieceOffsets), cut into Google's doc-stride windows, every window is scored,
+(graph_offsets.PieceOffsets, or WordPieceOffsets), cut into Google's doc-stride windows, every
+window is scored,
 and the best valid span over all windows is picked with postprocess.py's rules: top-n starts
 × top-n ends (v1) or the start/end beam (v2), paragraph positions only, max-context start,
 end ≥ start, at most max_answer_length pieces, non-empty text, ties to the earlier candidate.
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -47,7 +49,9 @@ def max_context(ex, start, length, count, max_seq_length):
     t = (start[:, None] + tf.range(max_seq_length, dtype=tf.int64)[None, :])[:, :, None]
     c_end = c_start + c_len - 1
     inside = (t >= c_start) & (t <= c_end) & valid[:, None, :]
-    score = tf.cast(tf.minimum(t - c_start, c_end - t), tf.float64) + 0.01 * tf.cast(c_len, tf.float64)
+    score = tf.cast(tf.minimum(t - c_start, c_end - t), tf.float64) + 0.01 * tf.cast(
+        c_len, tf.float64
+    )
     score = tf.where(inside, score, -1e300)
     best = tf.reduce_max(score, axis=-1, keepdims=True)
     ties = tf.where(score == best, tf.broadcast_to(j[:, None, :], tf.shape(score)), most)
@@ -67,8 +71,9 @@ def window_features(tokenizer, q_ids, p_ids, ex, start, length, max_seq_length):
     q = tf.gather(q_ids, ex)
     begin = tf.gather(p_ids.row_starts(), ex) + start
     idx = tf.ragged.range(begin, begin + length)
-    doc = tf.RaggedTensor.from_row_splits(tf.gather(p_ids.flat_values, idx.flat_values),
-                                          idx.row_splits, validate=False)
+    doc = tf.RaggedTensor.from_row_splits(
+        tf.gather(p_ids.flat_values, idx.flat_values), idx.row_splits, validate=False
+    )
     cls, sep = _one_per_row(tokenizer.cls_id, rows), _one_per_row(tokenizer.sep_id, rows)
     ids = tf.concat([cls, q, sep, doc, sep], axis=1)
     ids = ids.to_tensor(default_value=tokenizer.pad_id, shape=[None, max_seq_length])
@@ -77,9 +82,12 @@ def window_features(tokenizer, q_ids, p_ids, ex, start, length, max_seq_length):
     end = off + length[:, None]
     in_doc = (pos >= off) & (pos < end)
     as_int = lambda x: tf.cast(x, tf.int32)
-    return {"input_ids": as_int(ids), "input_mask": as_int(pos < end + 1),
-            "segment_ids": as_int((pos >= off) & (pos < end + 1)),
-            "p_mask": as_int(~((pos == 0) | in_doc))}
+    return {
+        "input_ids": as_int(ids),
+        "input_mask": as_int(pos < end + 1),
+        "segment_ids": as_int((pos >= off) & (pos < end + 1)),
+        "p_mask": as_int(~((pos == 0) | in_doc)),
+    }
 
 
 def candidates(outputs, v2, n_best_size, end_n_top):
@@ -89,8 +97,8 @@ def candidates(outputs, v2, n_best_size, end_n_top):
         k = tf.shape(outputs["start_top_index"])[1]
         s_lp = tf.repeat(tf.cast(outputs["start_top_log_probs"], tf.float64), end_n_top, axis=1)
         s_ix = tf.repeat(outputs["start_top_index"], end_n_top, axis=1)
-        e_lp = tf.cast(outputs["end_top_log_probs"], tf.float64)[:, :k * end_n_top]
-        return s_lp + e_lp, s_ix, outputs["end_top_index"][:, :k * end_n_top]
+        e_lp = tf.cast(outputs["end_top_log_probs"], tf.float64)[:, : k * end_n_top]
+        return s_lp + e_lp, s_ix, outputs["end_top_index"][:, : k * end_n_top]
     length = outputs["start_logits"].shape[1]
     k = min(n_best_size, length) if length else n_best_size
     s_val, s_ix = tf.math.top_k(outputs["start_logits"], k)  # ties: lower index first
@@ -105,6 +113,7 @@ def candidates(outputs, v2, n_best_size, end_n_top):
 class Candidates(NamedTuple):
     """Candidate spans per window [windows, candidates]: start + end score, start and end
     positions in the window's features."""
+
     score: tf.Tensor
     start: tf.Tensor
     end: tf.Tensor
@@ -114,6 +123,7 @@ class Windows(NamedTuple):
     """The windows of a batch [windows]: the example each belongs to, its first paragraph piece,
     its piece count, the feature position of its first piece, and its max-context flags
     [windows, max_seq_length]."""
+
     example: tf.Tensor
     start: tf.Tensor
     length: tf.Tensor
@@ -121,8 +131,15 @@ class Windows(NamedTuple):
     max_context: tf.Tensor
 
 
-def best_spans(candidates: Candidates, windows: Windows, piece_starts, piece_ends, *,
-               n_examples, max_answer_length):
+def best_spans(
+    candidates: Candidates,
+    windows: Windows,
+    piece_starts,
+    piece_ends,
+    *,
+    n_examples,
+    max_answer_length,
+):
     """Per example, the best valid non-empty candidate over its windows: (found, score,
     start_char, end_char). Ties go to the earlier candidate, as the Python path's stable sort.
     `piece_starts` / `piece_ends` are each paragraph piece's character span (ragged
@@ -132,10 +149,10 @@ def best_spans(candidates: Candidates, windows: Windows, piece_starts, piece_end
     s_pos, e_pos = tf.cast(candidates.start, tf.int64), tf.cast(candidates.end, tf.int64)
     s_k, e_k = s_pos - off[:, None], e_pos - off[:, None]
     inside = lambda k: (k >= 0) & (k < length[:, None])
-    ctx = tf.gather(maxctx, tf.clip_by_value(s_k, 0, tf.shape(maxctx, out_type=tf.int64)[1] - 1),
-                    batch_dims=1)
-    valid = (inside(s_k) & inside(e_k) & ctx
-             & (e_pos >= s_pos) & (e_pos < s_pos + max_answer_length))
+    ctx = tf.gather(
+        maxctx, tf.clip_by_value(s_k, 0, tf.shape(maxctx, out_type=tf.int64)[1] - 1), batch_dims=1
+    )
+    valid = inside(s_k) & inside(e_k) & ctx & (e_pos >= s_pos) & (e_pos < s_pos + max_answer_length)
     base = (tf.gather(p_starts.row_starts(), ex) + start)[:, None]
     last = tf.maximum(tf.size(p_starts.flat_values, tf.int64) - 1, 0)
     pad = lambda x: tf.concat([x.flat_values, [0]], 0)
@@ -153,8 +170,9 @@ def best_spans(candidates: Candidates, windows: Windows, piece_starts, piece_end
     chosen = tf.math.unsorted_segment_min(tf.where(hit, order, big), c_ex, n_examples)
     found = chosen < big
     chosen = tf.minimum(chosen, tf.maximum(big - 1, 0))
-    pick = lambda x: tf.where(found, tf.gather(tf.concat([flat(x), tf.zeros([1], x.dtype)], 0),
-                                               chosen), 0)
+    pick = lambda x: tf.where(
+        found, tf.gather(tf.concat([flat(x), tf.zeros([1], x.dtype)], 0), chosen), 0
+    )
     return found, tf.where(found, best, 0.0), pick(s_char), pick(e_char)
 
 
@@ -173,28 +191,37 @@ class SquadModule(tf.Module):
     def _serve(self, question, context):
         s, v2 = self.s, self.s.version_2_with_negative
         context = tf.strings.unicode_transcode(context, "UTF-8", "UTF-8", errors="ignore")
-        q_ids = self.tokenizer.tokenize(question)[:, :s.max_query_length]
+        q_ids = self.tokenizer.tokenize(question)[:, : s.max_query_length]
         p_ids, p_starts, p_ends = self.offsets(context)
         qlen = q_ids.row_lengths()
-        ex, start, length, count = window_spans(p_ids.row_lengths(), qlen, s.max_seq_length,
-                                                s.doc_stride)
-        features = window_features(self.tokenizer, q_ids, p_ids, ex, start, length,
-                                   s.max_seq_length)
+        ex, start, length, count = window_spans(
+            p_ids.row_lengths(), qlen, s.max_seq_length, s.doc_stride
+        )
+        features = window_features(
+            self.tokenizer, q_ids, p_ids, ex, start, length, s.max_seq_length
+        )
         outputs = self.model(features, training=False)
         maxctx = max_context(ex, start, length, count, s.max_seq_length)
         score, s_pos, e_pos = candidates(outputs, v2, s.n_best_size, s.end_n_top)
         n = tf.size(question, tf.int64)
         found, best, s_char, e_char = best_spans(
             Candidates(score, s_pos, e_pos),
-            Windows(ex, start, length, tf.gather(qlen, ex) + 2, maxctx), p_starts, p_ends,
-            n_examples=n, max_answer_length=s.max_answer_length)
+            Windows(ex, start, length, tf.gather(qlen, ex) + 2, maxctx),
+            p_starts,
+            p_ends,
+            n_examples=n,
+            max_answer_length=s.max_answer_length,
+        )
         none_text, none_score = ("", NO_ANSWER_SCORE_V2) if v2 else (NO_ANSWER_V1, 0.0)
-        text = tf.strings.substr(context, tf.cast(s_char, tf.int32),
-                                 tf.cast(e_char - s_char, tf.int32), unit="UTF8_CHAR")
-        out = {"answer_text": tf.where(found, text, none_text),
-               "start_char": tf.cast(tf.where(found, s_char, -1), tf.int32),
-               "end_char": tf.cast(tf.where(found, e_char, -1), tf.int32),
-               "score": tf.cast(tf.where(found, best, none_score), tf.float32)}
+        text = tf.strings.substr(
+            context, tf.cast(s_char, tf.int32), tf.cast(e_char - s_char, tf.int32), unit="UTF8_CHAR"
+        )
+        out = {
+            "answer_text": tf.where(found, text, none_text),
+            "start_char": tf.cast(tf.where(found, s_char, -1), tf.int32),
+            "end_char": tf.cast(tf.where(found, e_char, -1), tf.int32),
+            "score": tf.cast(tf.where(found, best, none_score), tf.float32),
+        }
         if v2:
             null = tf.math.unsorted_segment_min(tf.cast(outputs["cls_logits"], tf.float32), ex, n)
             out["null_score"] = tf.where(count > 0, null, 0.0)
@@ -205,11 +232,20 @@ def export_squad(model, task, export_dir) -> str:
     """Export a SQuAD model with a raw-text `serving_default` signature (question, context)."""
     tokenizer = serving.graph_tokenizer(task.spm_model_file, task.s.do_lower_case, task.vocab_file)
     module = SquadModule(model, tokenizer, task.s)
-    outputs = ("`answer_text` [batch] string, `start_char`, `end_char` [batch] int32 (code "
-               "points into the context; -1 without an answer), `score` [batch] float")
+    outputs = (
+        "`answer_text` [batch] string, `start_char`, `end_char` [batch] int32 (code "
+        "points into the context; -1 without an answer), `score` [batch] float"
+    )
     if task.s.version_2_with_negative:
-        outputs += (", `null_score` [batch] float (answer \"\" when it exceeds the "
-                    "null_score_diff_threshold chosen on dev)")
-    return serving.save_module(module, module.serve.get_concrete_function(), export_dir,
-                               "SQuAD " + ("v2.0" if task.s.version_2_with_negative else "v1.1"),
-                               "`question`, `context` [batch] strings", outputs)
+        outputs += (
+            ", `null_score` [batch] float (answer \"\" when it exceeds the "
+            "null_score_diff_threshold chosen on dev)"
+        )
+    return serving.save_module(
+        module,
+        module.serve.get_concrete_function(),
+        export_dir,
+        "SQuAD " + ("v2.0" if task.s.version_2_with_negative else "v1.1"),
+        "`question`, `context` [batch] strings",
+        outputs,
+    )

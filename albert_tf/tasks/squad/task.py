@@ -1,5 +1,6 @@
 """SQuAD v1.1 / v2.0 span extraction on the shared fine-tuning machinery: cached features,
 prediction with Google's post-processing, and the official metrics at every checkpoint."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -7,11 +8,12 @@ import os
 from typing import Optional
 
 from albert_tf.engine import finetuning
-from albert_tf.tasks.squad import evaluate as squad_eval, postprocess as squad_postprocess
+from albert_tf.modeling.squad_models import AlbertSquadV1, AlbertSquadV2
+from albert_tf.tasks.squad import evaluate as squad_eval
+from albert_tf.tasks.squad import postprocess as squad_postprocess
 from albert_tf.tasks.squad.examples import read_squad_examples
 from albert_tf.tasks.squad.features import convert_examples_to_features
 from albert_tf.tasks.squad.records import cached_squad_records, squad_feature_spec
-from albert_tf.modeling.squad_models import AlbertSquadV1, AlbertSquadV2
 
 # Outputs with one value per window position: put back at max_seq_length after bucketing.
 TOKEN_OUTPUTS = ("start_logits", "end_logits", "start_log_probs", "end_log_probs")
@@ -20,6 +22,7 @@ TOKEN_OUTPUTS = ("start_logits", "end_logits", "start_log_probs", "end_log_probs
 @dataclasses.dataclass
 class SquadSettings:
     """The SQuAD flags that change features or post-processing (Google's defaults)."""
+
     version_2_with_negative: bool = False
     max_seq_length: int = 384
     doc_stride: int = 128
@@ -37,9 +40,16 @@ class SquadTask:
 
     best_metric = "f1"
 
-    def __init__(self, settings: SquadSettings, tokenizer, spm_model_file, cache_dir,
-                 train_file: Optional[str] = None, predict_file: Optional[str] = None,
-                 vocab_file: Optional[str] = None):
+    def __init__(
+        self,
+        settings: SquadSettings,
+        tokenizer,
+        spm_model_file,
+        cache_dir,
+        train_file: Optional[str] = None,
+        predict_file: Optional[str] = None,
+        vocab_file: Optional[str] = None,
+    ):
         self.s, self.tokenizer, self.spm_model_file = settings, tokenizer, spm_model_file
         self.vocab_file = vocab_file  # a WordPiece vocabulary instead of spm_model_file
         self.cache_dir, self.train_file, self.predict_file = cache_dir, train_file, predict_file
@@ -55,11 +65,18 @@ class SquadTask:
     def _cached(self, path, is_training, features=None):
         s = self.s
         return cached_squad_records(
-            self.cache_dir, path, self.spm_model_file or self.vocab_file, self.tokenizer,
+            self.cache_dir,
+            path,
+            self.spm_model_file or self.vocab_file,
+            self.tokenizer,
             is_training=is_training,
-            version_2_with_negative=s.version_2_with_negative, max_seq_length=s.max_seq_length,
-            doc_stride=s.doc_stride, max_query_length=s.max_query_length,
-            do_lower_case=s.do_lower_case, features=features)
+            version_2_with_negative=s.version_2_with_negative,
+            max_seq_length=s.max_seq_length,
+            doc_stride=s.doc_stride,
+            max_query_length=s.max_query_length,
+            do_lower_case=s.do_lower_case,
+            features=features,
+        )
 
     def records(self, split):
         if split != "train":
@@ -76,8 +93,14 @@ class SquadTask:
             s = self.s
             examples = read_squad_examples(self.predict_file, False, s.version_2_with_negative)
             features = convert_examples_to_features(
-                examples, self.tokenizer, s.max_seq_length, s.doc_stride, s.max_query_length,
-                False, s.do_lower_case)
+                examples,
+                self.tokenizer,
+                s.max_seq_length,
+                s.doc_stride,
+                s.max_query_length,
+                False,
+                s.do_lower_case,
+            )
             path, n = self._cached(self.predict_file, False, features)
             self._predict = (examples, features, path, n)
         return self._predict
@@ -85,18 +108,31 @@ class SquadTask:
     def predict(self, model, batch_size):
         """(predictions, nbest, null_odds or None, examples) with Google's post-processing."""
         examples, features, path, n = self.predict_data()
-        outputs = finetuning.predict_records(model, path, self.predict_spec, n, batch_size,
-                                             seq_length=self.max_seq_length,
-                                             token_outputs=TOKEN_OUTPUTS)
+        outputs = finetuning.predict_records(
+            model,
+            path,
+            self.predict_spec,
+            n,
+            batch_size,
+            seq_length=self.max_seq_length,
+            token_outputs=TOKEN_OUTPUTS,
+        )
         results = squad_postprocess.collect_results([outputs])
         s = self.s
         if s.version_2_with_negative:
             preds, nbest, null_odds = squad_postprocess.predict_v2(
-                examples, features, results, s.n_best_size, s.max_answer_length,
-                s.start_n_top, s.end_n_top)
+                examples,
+                features,
+                results,
+                s.n_best_size,
+                s.max_answer_length,
+                s.start_n_top,
+                s.end_n_top,
+            )
             return preds, nbest, null_odds, examples
-        preds, nbest = squad_postprocess.predict_v1(examples, features, results, s.n_best_size,
-                                                    s.max_answer_length)
+        preds, nbest = squad_postprocess.predict_v1(
+            examples, features, results, s.n_best_size, s.max_answer_length
+        )
         return preds, nbest, None, examples
 
     def _score(self, preds, null_odds, examples):
@@ -120,8 +156,9 @@ class SquadTask:
         written = []
         if has_gold:
             metrics, preds = self._score(preds, null_odds, examples)
-            written.append(squad_eval.write_eval_results(os.path.join(output_dir, "eval_results.txt"),
-                                                         metrics))
+            written.append(
+                squad_eval.write_eval_results(os.path.join(output_dir, "eval_results.txt"), metrics)
+            )
         paths = squad_postprocess.write_predictions(output_dir, preds, nbest, null_odds)
         return written + sorted(paths.values())
 

@@ -1,6 +1,7 @@
 """albert_tf.tasks.ner.metrics against the real seqeval (a test-only dependency): BIO in
 seqeval's default mode, BIOES in its strict mode with scheme IOBES, on hand cases and on
 seeded random tag sequences, malformed predictions included."""
+
 import warnings
 
 import numpy as np
@@ -25,13 +26,22 @@ def _seqeval_scores(true, pred, scheme):
     kwargs = _mode(scheme)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # UndefinedMetricWarning: seqeval sets 0.0 and warns
-        result = {"precision": seqeval_metrics.precision_score(true, pred, **kwargs),
-                  "recall": seqeval_metrics.recall_score(true, pred, **kwargs),
-                  "f1": seqeval_metrics.f1_score(true, pred, **kwargs)}
+        result = {
+            "precision": seqeval_metrics.precision_score(true, pred, **kwargs),
+            "recall": seqeval_metrics.recall_score(true, pred, **kwargs),
+            "f1": seqeval_metrics.f1_score(true, pred, **kwargs),
+        }
         report = seqeval_metrics.classification_report(true, pred, output_dict=True, **kwargs)
-    per_type = {name: {"precision": row["precision"], "recall": row["recall"],
-                       "f1": row["f1-score"], "support": int(row["support"])}
-                for name, row in report.items() if not name.endswith(" avg")}
+    per_type = {
+        name: {
+            "precision": row["precision"],
+            "recall": row["recall"],
+            "f1": row["f1-score"],
+            "support": int(row["support"]),
+        }
+        for name, row in report.items()
+        if not name.endswith(" avg")
+    }
     micro = report.get("micro avg")
     return result, per_type, micro
 
@@ -58,6 +68,7 @@ def _seqeval_entities(tags, scheme):
 
 # --- hand cases -------------------------------------------------------------------------------
 
+
 def test_seqeval_readme_example():
     true = [["O", "O", "O", "B-MISC", "I-MISC", "I-MISC", "O"], ["B-PER", "I-PER", "O"]]
     pred = [["O", "O", "B-MISC", "I-MISC", "I-MISC", "I-MISC", "O"], ["B-PER", "I-PER", "O"]]
@@ -66,15 +77,16 @@ def test_seqeval_readme_example():
 
 
 HAND_BIO = [  # (tags, entities) under the lenient default rules
-    (["O", "I-PER", "I-PER", "O"], {("PER", 1, 2)}),              # I- after O starts one
-    (["I-PER"], {("PER", 0, 0)}),                                  # ... also at the start
-    (["B-PER", "I-LOC"], {("PER", 0, 0), ("LOC", 1, 1)}),          # a type change splits
+    (["O", "I-PER", "I-PER", "O"], {("PER", 1, 2)}),  # I- after O starts one
+    (["I-PER"], {("PER", 0, 0)}),  # ... also at the start
+    (["B-PER", "I-LOC"], {("PER", 0, 0), ("LOC", 1, 1)}),  # a type change splits
     (["B-PER", "B-PER", "I-PER"], {("PER", 0, 0), ("PER", 1, 2)}),
     (["I-PER", "B-PER"], {("PER", 0, 0), ("PER", 1, 1)}),
-    (["O", "E-PER"], {("PER", 1, 1)}),                             # E- without B-
+    (["O", "E-PER"], {("PER", 1, 1)}),  # E- without B-
     (["B-PER", "E-PER", "I-PER"], {("PER", 0, 1), ("PER", 2, 2)}),
     (["S-PER", "I-PER"], {("PER", 0, 0), ("PER", 1, 1)}),
-    (["O", "O"], set()), ([], set()),
+    (["O", "O"], set()),
+    ([], set()),
 ]
 
 
@@ -85,11 +97,11 @@ def test_bio_entities_hand_cases(tags, expected):
 
 HAND_BIOES = [  # (tags, entities) under strict BIOES
     (["S-PER", "B-LOC", "I-LOC", "E-LOC"], {("PER", 0, 0), ("LOC", 1, 3)}),
-    (["O", "I-PER", "E-PER"], set()),                # no B-
-    (["B-PER", "I-PER", "O"], set()),                # never closed
-    (["B-PER", "I-PER"], set()),                     # closed by the sentence end: still no
+    (["O", "I-PER", "E-PER"], set()),  # no B-
+    (["B-PER", "I-PER", "O"], set()),  # never closed
+    (["B-PER", "I-PER"], set()),  # closed by the sentence end: still no
     (["O", "E-PER"], set()),
-    (["B-PER", "E-LOC"], set()),                     # types differ
+    (["B-PER", "E-LOC"], set()),  # types differ
     (["B-PER", "I-LOC", "E-LOC"], set()),
     (["B-PER", "E-PER", "E-PER"], {("PER", 0, 1)}),
     (["B-PER", "B-PER", "E-PER"], {("PER", 1, 2)}),
@@ -115,11 +127,9 @@ def test_no_predicted_or_no_true_entities_are_zero_not_nan(scheme):
     ours = _assert_same(true, [["O", "O"]], scheme)
     assert (ours["precision"], ours["recall"], ours["f1"]) == (0.0, 0.0, 0.0)
     ours = _assert_same([["O", "O"]], true, scheme)
-    assert ours["per_type"]["PER"] == {"precision": 0.0, "recall": 0.0, "f1": 0.0,
-                                       "support": 0}
+    assert ours["per_type"]["PER"] == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 0}
     nothing = entity_scores([["O"]], [["O"]], scheme)
-    assert nothing == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 0,
-                       "per_type": {}}
+    assert nothing == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 0, "per_type": {}}
 
 
 def test_entities_in_different_sentences_do_not_match():
@@ -139,6 +149,7 @@ def test_input_errors():
 
 
 # --- random sequences -------------------------------------------------------------------------
+
 
 def _valid(rng, scheme, length):
     """A well-formed tag sequence of `scheme` (entities of 1-4 words between O runs)."""

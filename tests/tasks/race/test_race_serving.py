@@ -1,4 +1,5 @@
 """The RACE SavedModel on raw strings equals the Python path (encode_race_example + model)."""
+
 import pathlib
 
 import numpy as np
@@ -35,18 +36,21 @@ def test_race_saved_model_equals_python_path(fixtures_dir, data_dir, tmp_path, t
     load_original_checkpoint(model, tiny / "model.ckpt-best")
     examples = task.examples("test")[:6]
     recs = [race.encode_race_example(e, encoder, 64, max_qa_length) for e in examples]
-    feats = {k: np.array([r[k] for r in recs], np.int32)
-             for k in ("input_ids", "input_mask", "segment_ids")}
+    feats = {
+        k: np.array([r[k] for r in recs], np.int32)
+        for k in ("input_ids", "input_mask", "segment_ids")
+    }
     want = model(feats, training=False)["probabilities"].numpy()
 
     path = export_race(model, task, tmp_path / "export")
     readme = (pathlib.Path(path) / "README.md").read_text()
     assert "import tensorflow_text" in readme and "options=tf.constant([[" in readme
     serve = load_saved_model(path).signatures["serving_default"]
-    got = serve(article=tf.constant([e.article for e in examples]),
-                question=tf.constant([e.question for e in examples]),
-                options=tf.constant([list(e.options) for e in examples]))
+    got = serve(
+        article=tf.constant([e.article for e in examples]),
+        question=tf.constant([e.question for e in examples]),
+        options=tf.constant([list(e.options) for e in examples]),
+    )
     np.testing.assert_allclose(got["probabilities"].numpy(), want, atol=1e-5)
     np.testing.assert_array_equal(got["prediction"].numpy(), np.argmax(want, -1))
     assert [s.decode() for s in got["letter"].numpy()] == ["ABCD"[i] for i in np.argmax(want, -1)]
-

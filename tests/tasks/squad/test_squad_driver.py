@@ -1,4 +1,5 @@
 """SQuAD on the engine: run_squad.py end to end (v1.1 and v2.0) and a span task that learns."""
+
 import json
 import os
 import pathlib
@@ -21,12 +22,28 @@ def test_run_squad_end_to_end(version, fixtures_dir, data_dir, tmp_path):
     tiny = fixtures_dir / "albert_tiny"
     data = data_dir / "squad" / version / ("squad.json" if version == "v1.1" else "dev-v2.0.json")
     out = tmp_path / "out"
-    cmd = [sys.executable, os.path.join(ROOT, "run_squad.py"), f"--train_file={data}",
-           f"--predict_file={data}", f"--albert_config_file={tiny / 'albert_config.json'}",
-           f"--init_checkpoint={tiny / 'model.ckpt-best'}", f"--spm_model_file={fixtures_dir / 'spm.model'}",
-           f"--output_dir={out}", "--max_seq_length=64", "--doc_stride=32", "--max_query_length=16",
-           "--train_batch_size=8", "--predict_batch_size=8", "--eval_batch_size=8", "--train_step=4",
-           "--warmup_step=1", "--save_checkpoints_steps=2", "--do_train", "--do_eval", "--do_predict"]
+    cmd = [
+        sys.executable,
+        os.path.join(ROOT, "run_squad.py"),
+        f"--train_file={data}",
+        f"--predict_file={data}",
+        f"--albert_config_file={tiny / 'albert_config.json'}",
+        f"--init_checkpoint={tiny / 'model.ckpt-best'}",
+        f"--spm_model_file={fixtures_dir / 'spm.model'}",
+        f"--output_dir={out}",
+        "--max_seq_length=64",
+        "--doc_stride=32",
+        "--max_query_length=16",
+        "--train_batch_size=8",
+        "--predict_batch_size=8",
+        "--eval_batch_size=8",
+        "--train_step=4",
+        "--warmup_step=1",
+        "--save_checkpoints_steps=2",
+        "--do_train",
+        "--do_eval",
+        "--do_predict",
+    ]
     if version == "v2.0":
         cmd.append("--version_2_with_negative")
     else:  # the export of both versions is tested in test_squad_serving.py; here the flag
@@ -48,14 +65,22 @@ def test_run_squad_end_to_end(version, fixtures_dir, data_dir, tmp_path):
 
 def check_export(out, export, examples):
     """The driver's SavedModel gives the top answer of its nbest_predictions.json."""
-    from albert_tf import load_saved_model
     import tensorflow as tf
+
+    from albert_tf import load_saved_model
+
     nbest = json.loads((out / "nbest_predictions.json").read_text())
-    qas = [(q, p["context"]) for a in examples["data"] for p in a["paragraphs"] for q in p["qas"]][:6]
+    qas = [(q, p["context"]) for a in examples["data"] for p in a["paragraphs"] for q in p["qas"]][
+        :6
+    ]
     serve = load_saved_model(export).signatures["serving_default"]
-    got = serve(question=tf.constant([q["question"] for q, _ in qas]),
-                context=tf.constant([c for _, c in qas]))
-    assert [t.decode() for t in got["answer_text"].numpy()] == [nbest[q["id"]][0]["text"] for q, _ in qas]
+    got = serve(
+        question=tf.constant([q["question"] for q, _ in qas]),
+        context=tf.constant([c for _, c in qas]),
+    )
+    assert [t.decode() for t in got["answer_text"].numpy()] == [
+        nbest[q["id"]][0]["text"] for q, _ in qas
+    ]
 
 
 def make_span_task(path, n, seed):
@@ -70,12 +95,23 @@ def make_span_task(path, n, seed):
         at = rng.randint(0, 12)
         words[at:at] = ["code", answer]
         context = " ".join(words)
-        start = len(" ".join(words[:at + 1])) + 1
-        assert context[start:start + len(answer)] == answer
-        paragraphs.append({"context": context, "qas": [{
-            "id": f"q{i}", "question": "what is the code",
-            "answers": [{"text": answer, "answer_start": start}]}]})
-    path.write_text(json.dumps({"version": "1.1", "data": [{"title": "t", "paragraphs": paragraphs}]}))
+        start = len(" ".join(words[: at + 1])) + 1
+        assert context[start : start + len(answer)] == answer
+        paragraphs.append(
+            {
+                "context": context,
+                "qas": [
+                    {
+                        "id": f"q{i}",
+                        "question": "what is the code",
+                        "answers": [{"text": answer, "answer_start": start}],
+                    }
+                ],
+            }
+        )
+    path.write_text(
+        json.dumps({"version": "1.1", "data": [{"title": "t", "paragraphs": paragraphs}]})
+    )
 
 
 def test_squad_training_learns_a_span_task(fixtures_dir, tmp_path):
@@ -83,13 +119,29 @@ def test_squad_training_learns_a_span_task(fixtures_dir, tmp_path):
     make_span_task(tmp_path / "dev.json", 60, 1)
     spm = str(fixtures_dir / "spm.model")
     settings = SquadSettings(max_seq_length=48, doc_stride=32, max_query_length=8)
-    task = SquadTask(settings, FullTokenizer(spm_model_file=spm), spm, str(tmp_path / "cache"),
-                     str(tmp_path / "train.json"), str(tmp_path / "dev.json"))
+    task = SquadTask(
+        settings,
+        FullTokenizer(spm_model_file=spm),
+        spm,
+        str(tmp_path / "cache"),
+        str(tmp_path / "train.json"),
+        str(tmp_path / "dev.json"),
+    )
     config = AlbertConfig.from_json_file(fixtures_dir / "albert_tiny" / "albert_config.json")
-    opts = FineTuningOptions(output_dir=str(tmp_path / "out"), train_batch_size=16,
-                             eval_batch_size=16, learning_rate=2e-3, train_step=300, warmup_step=20,
-                             save_checkpoints_steps=150, iterations_per_loop=50, verbose=0,
-                             init_checkpoint=str(fixtures_dir / "albert_tiny" / "model.ckpt-best"))
-    results = run_finetuning(task, squad_model_fn(config, settings), opts, do_train=True, do_eval=True)
+    opts = FineTuningOptions(
+        output_dir=str(tmp_path / "out"),
+        train_batch_size=16,
+        eval_batch_size=16,
+        learning_rate=2e-3,
+        train_step=300,
+        warmup_step=20,
+        save_checkpoints_steps=150,
+        iterations_per_loop=50,
+        verbose=0,
+        init_checkpoint=str(fixtures_dir / "albert_tiny" / "model.ckpt-best"),
+    )
+    results = run_finetuning(
+        task, squad_model_fn(config, settings), opts, do_train=True, do_eval=True
+    )
     # Trivial baselines (first or a random paragraph word) score F1 ≈ 0-10 here.
     assert results["f1"] > 60, results

@@ -1,5 +1,6 @@
 """SQuAD v1.1/v2.0 metrics against hand-computed values of the definitions, the null-odds
 threshold search, and post-processing on synthetic model outputs."""
+
 import json
 
 import numpy as np
@@ -27,13 +28,19 @@ def test_f1_definition():
     assert ev.f1_score("", "", empty_matches_empty=False) == 0.0  # v1.1 rule
 
 
-V1_GOLD = {"q1": ["Denver Broncos", "the Denver Broncos"],
-           "q2": ["Saint Bernadette Soubirous"],
-           "q3": ["1858"],
-           "q4": ["a golden statue"],
-           "q5": ["Notre Dame"]}
-V1_PRED = {"q1": "Denver Broncos", "q2": "Bernadette", "q3": "in 1858.",
-           "q4": "The Golden Statue!"}  # q5 missing -> 0
+V1_GOLD = {
+    "q1": ["Denver Broncos", "the Denver Broncos"],
+    "q2": ["Saint Bernadette Soubirous"],
+    "q3": ["1858"],
+    "q4": ["a golden statue"],
+    "q5": ["Notre Dame"],
+}
+V1_PRED = {
+    "q1": "Denver Broncos",
+    "q2": "Bernadette",
+    "q3": "in 1858.",
+    "q4": "The Golden Statue!",
+}  # q5 missing -> 0
 
 
 def test_v1_hand_computed():
@@ -43,10 +50,13 @@ def test_v1_hand_computed():
     assert out["total"] == 5 and out["missing"] == 1
 
 
-V2_GOLD = {"a1": ["France"],
-           "a2": ["10th and 11th centuries", "in the 10th and 11th centuries"],
-           "u1": [], "u2": [],
-           "a3": ["Rollo"]}
+V2_GOLD = {
+    "a1": ["France"],
+    "a2": ["10th and 11th centuries", "in the 10th and 11th centuries"],
+    "u1": [],
+    "u2": [],
+    "a3": ["Rollo"],
+}
 V2_PRED = {"a1": "France", "a2": "11th centuries", "u1": "", "u2": "Rollo", "a3": ""}
 V2_ODDS = {"a1": -3.0, "a2": -1.0, "a3": 2.0, "u1": 0.5, "u2": 5.0}
 # per-question raw EM / F1 by hand: a1 1/1, a2 0/(2/3: vs "10th and 11th centuries"),
@@ -92,8 +102,9 @@ def test_all_null_threshold_is_below_every_odds():
     preds = {"a1": "wrong", "u1": "also wrong"}
     gold = {"a1": ["France"], "u1": []}
     odds = {"a1": 0.2, "u1": 0.7}
-    best, t = ev.best_threshold(preds, ev.raw_scores_v2(gold, preds)[1], odds,
-                                {"a1": True, "u1": False})
+    best, t = ev.best_threshold(
+        preds, ev.raw_scores_v2(gold, preds)[1], odds, {"a1": True, "u1": False}
+    )
     assert best == pytest.approx(50.0) and t < 0.2
     assert pp.apply_null_threshold(preds, odds, t) == {"a1": "", "u1": ""}
 
@@ -124,8 +135,19 @@ PARA = "Le Café Zürich opened in 1858, near the lake."
 
 def _synthetic():
     """One example, two windows over hand-made pieces with their original char spans."""
-    words = [(0, 2), (3, 7), (8, 14), (15, 21), (22, 24), (25, 29), (29, 30), (31, 35),
-             (36, 39), (40, 44), (44, 45)]  # Le Café Zürich opened in 1858 , near the lake .
+    words = [
+        (0, 2),
+        (3, 7),
+        (8, 14),
+        (15, 21),
+        (22, 24),
+        (25, 29),
+        (29, 30),
+        (31, 35),
+        (36, 39),
+        (40, 44),
+        (44, 45),
+    ]  # Le Café Zürich opened in 1858 , near the lake .
     example = SquadExample("q", "Where?", PARA, "", -1, False, ("Café Zürich",))
     feats = []
     for w, (lo, hi) in enumerate([(0, 7), (4, 11)]):  # windows overlap on words 4..6
@@ -133,8 +155,21 @@ def _synthetic():
         t2o = {offset + k: words[lo + k] for k in range(hi - lo)}
         ctx = {offset + k: (k >= 1 if w == 1 else lo + k < 5) for k in range(hi - lo)}
         n = 16
-        feats.append(SquadFeature(1000000000 + w, 0, w, [], [0] * n, [1] * n, [0] * n,
-                                  [1] * n, t2o, ctx, paragraph_len=hi - lo))
+        feats.append(
+            SquadFeature(
+                1000000000 + w,
+                0,
+                w,
+                [],
+                [0] * n,
+                [1] * n,
+                [0] * n,
+                [1] * n,
+                t2o,
+                ctx,
+                paragraph_len=hi - lo,
+            )
+        )
     return example, feats
 
 
@@ -171,8 +206,9 @@ def test_v1_max_context_filter():
     r1 = {"start_logits": np.zeros(n), "end_logits": np.zeros(n)}
     r1["start_logits"][4] = 1.0  # window 1 pos 4 = word 5 again, with its max context
     r1["end_logits"][4] = 1.0
-    preds, nbest = pp.predict_v1([example], feats, {1000000000: r0, 1000000001: r1},
-                                 n_best_size=3, max_answer_length=3)
+    preds, nbest = pp.predict_v1(
+        [example], feats, {1000000000: r0, 1000000001: r1}, n_best_size=3, max_answer_length=3
+    )
     assert preds["q"] == "1858"
     top = nbest["q"][0]
     assert top["start_logit"] == 1.0  # from window 1, not window 0's higher scores
@@ -180,31 +216,43 @@ def test_v1_max_context_filter():
 
 def test_v2_postprocess_null_odds_and_threshold(tmp_path):
     example, feats = _synthetic()
+
     def beam(starts, ends, cls):
-        return {"start_top_log_probs": np.log([0.5, 0.3]), "start_top_index": np.array(starts),
-                "end_top_log_probs": np.log([0.6, 0.2, 0.7, 0.1]),
-                "end_top_index": np.array(ends), "cls_logits": np.float32(cls)}
+        return {
+            "start_top_log_probs": np.log([0.5, 0.3]),
+            "start_top_index": np.array(starts),
+            "end_top_log_probs": np.log([0.6, 0.2, 0.7, 0.1]),
+            "end_top_index": np.array(ends),
+            "cls_logits": np.float32(cls),
+        }
+
     # window 0: start 4 ("Café") with ends 5 ("Zürich"), 2 (question: invalid);
     #           start 0 (CLS: invalid) with ends 4, 5
-    results = {1000000000: beam([4, 0], [5, 2, 4, 5], 1.5),
-               1000000001: beam([3, 5], [3, 3, 5, 6], -0.5)}
-    preds, nbest, odds = pp.predict_v2([example], feats, results, n_best_size=4,
-                                       max_answer_length=4, start_n_top=2, end_n_top=2)
+    results = {
+        1000000000: beam([4, 0], [5, 2, 4, 5], 1.5),
+        1000000001: beam([3, 5], [3, 3, 5, 6], -0.5),
+    }
+    preds, nbest, odds = pp.predict_v2(
+        [example], feats, results, n_best_size=4, max_answer_length=4, start_n_top=2, end_n_top=2
+    )
     assert odds == {"q": -0.5}  # min cls_logits over the windows
     # window 1 start 3 is word 4 ("in"): no max context; start 5 = word 6 "," ends 5, 6
     assert preds["q"] == "Café Zürich"
     assert [e["text"] for e in nbest["q"]][:1] == ["Café Zürich"]
     assert nbest["q"][0]["start_log_prob"] == pytest.approx(np.log(0.5))
-    preds_t, _, _ = pp.predict_v2([example], feats, results, start_n_top=2, end_n_top=2,
-                                  null_score_diff_threshold=-1.0)
+    preds_t, _, _ = pp.predict_v2(
+        [example], feats, results, start_n_top=2, end_n_top=2, null_score_diff_threshold=-1.0
+    )
     assert preds_t == {"q": ""}
     paths = pp.write_predictions(tmp_path, preds, nbest, odds)
     assert json.load(open(paths["null_odds"])) == {"q": -0.5}
 
 
 def test_collect_results_and_missing_output():
-    batches = [{"unique_ids": np.array([7, 8]), "cls_logits": np.array([1.0, 2.0])},
-               {"unique_ids": np.array([8]), "cls_logits": np.array([4.0])}]
+    batches = [
+        {"unique_ids": np.array([7, 8]), "cls_logits": np.array([1.0, 2.0])},
+        {"unique_ids": np.array([8]), "cls_logits": np.array([4.0])},
+    ]
     out = pp.collect_results(batches)
     assert out[7]["cls_logits"] == 1.0 and out[8]["cls_logits"] == 3.0
     example, feats = _synthetic()
