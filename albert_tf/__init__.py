@@ -1,8 +1,31 @@
-"""albert_tf: ALBERT (Lan et al., 2019) in TensorFlow 2 / Keras 3.
+"""albert_tf: ALBERT (Lan et al., 2019) in TensorFlow 2 / Keras 3, exact to Google's releases.
 
-Importing the package selects the TensorFlow backend for Keras. Public names are
-loaded lazily so that light modules (tokenization, data builders) do not pay for
-the model code they do not use.
+Start here. Two ways in, one model code:
+
+* Keras on raw strings: `AlbertTextClassifier.from_pretrained("albert_base_v2", num_labels=2)`,
+  then `compile()`, `fit(texts, labels)`, `predict(texts)`; `.keras` files carry the tokenizer.
+* Google's absl drivers on TFRecords: `run_classifier.py`, `run_squad.py`, `run_race.py`,
+  `run_ner.py`, `run_pretraining.py` (the flags of Google's scripts, one training engine,
+  tf.distribute on CPU, GPU and TPU).
+
+The classes most users need: `AlbertConfig`, `AlbertModel` (the encoder), `AlbertPretrainer`
+(MLM + SOP), `AlbertClassifier` (what the drivers fine-tune) and `AlbertTextClassifier` (the same
+with its tokenizer inside). Weights in and out: `load_original_checkpoint` (Google's TF1 files),
+`load_huggingface`, `load_keras_hub`, `convert_model` / `python -m albert_tf.convert`.
+docs/architecture.md maps the folders.
+
+Importing the package selects the TensorFlow backend for Keras. Public names load lazily, so a
+data-builder process that only tokenizes never imports Keras.
+
+Example:
+
+>>> import numpy as np, albert_tf
+>>> config = albert_tf.AlbertConfig(vocab_size=100, embedding_size=8, hidden_size=16,
+...                                 num_hidden_layers=2, num_attention_heads=2,
+...                                 intermediate_size=32)
+>>> model = albert_tf.AlbertModel(config)
+>>> model({"input_ids": np.array([[2, 10, 11, 3]])})["pooled_output"].shape
+TensorShape([1, 16])
 """
 
 import importlib
