@@ -355,31 +355,43 @@ def run_finetuning(
         output_dir_lock(opts.output_dir, strategy),
         bucket_by_length(opts.bucket_by_length, opts.tpu_buckets),
     ):
-        return _run_finetuning(
-            task, model_fn, opts, strategy, do_train, do_eval, do_predict, export_fn
-        )
-
-
-def _run_finetuning(task, model_fn, opts, strategy, do_train, do_eval, do_predict, export_fn):
-    fileio.makedirs(opts.output_dir)
-    results = {}
-    if do_train:
-        evaluate_fn = (lambda m: task.evaluate(m, opts.eval_batch_size)) if do_eval else None
-        finetune(
+        fileio.makedirs(opts.output_dir)
+        if do_train:
+            _train_task(task, model_fn, opts, strategy, evaluate=do_eval)
+        if not (do_eval or do_predict or export_fn):
+            return {}
+        return _use_best_checkpoint(
+            task,
             model_fn,
-            task.records("train"),
-            task.spec,
             opts,
             strategy,
-            evaluate_fn=evaluate_fn,
-            best_metric=task.best_metric,
-            seq_length=getattr(task, "max_seq_length", None),
+            do_eval=do_eval,
+            do_predict=do_predict,
+            export_fn=export_fn,
         )
+
+
+def _train_task(task, model_fn, opts, strategy, *, evaluate):
+    """Fine-tunes on the task's train records, evaluating each checkpoint on dev if asked."""
+    evaluate_fn = (lambda m: task.evaluate(m, opts.eval_batch_size)) if evaluate else None
+    finetune(
+        model_fn,
+        task.records("train"),
+        task.spec,
+        opts,
+        strategy,
+        evaluate_fn=evaluate_fn,
+        best_metric=task.best_metric,
+        seq_length=getattr(task, "max_seq_length", None),
+    )
+
+
+def _use_best_checkpoint(task, model_fn, opts, strategy, *, do_eval, do_predict, export_fn):
+    """Evaluates, predicts and exports with model.ckpt-best (else the latest checkpoint)."""
     best = fileio.join(opts.output_dir, BEST_CHECKPOINT)
     checkpoint = best if fileio.exists(best + ".index") else None
-    if not (do_eval or do_predict or export_fn):
-        return results
     model = build_eval_model(model_fn, opts, strategy, checkpoint)
+    results = {}
     if do_eval:
         results = task.evaluate(model, opts.eval_batch_size)
         if distribute.is_chief(strategy):
