@@ -6,7 +6,8 @@ ships with Python (pydoc_data.topics). Flags keep the names and defaults of Goog
 
 from absl import flags
 
-from albert_tf.engine import distribute, validation
+from albert_tf.engine import validation
+from albert_tf.engine.distribution_flags import define_distribution_flags
 from albert_tf.pretraining.validate import validate_pretraining
 
 FLAGS = flags.FLAGS
@@ -41,7 +42,7 @@ flags.DEFINE_bool(
 flags.DEFINE_bool("bias_correction", False, "Adam bias correction (Google's optimizers have none).")
 flags.DEFINE_integer("log_every_steps", 100, "Steps between steps/s log lines and summaries.")
 flags.DEFINE_integer("seed", None, "Seed of the input shuffling.")
-distribute.define_distribution_flags()
+define_distribution_flags()
 
 
 def main(argv):

@@ -635,7 +635,8 @@ def test_random_init_warning(tmp_path, caplog):
     """--do_train without --init_checkpoint (and nothing to resume) warns once; with one, not."""
     import logging
 
-    from albert_tf.engine.finetuning import FineTuningOptions, warn_if_random_init
+    from albert_tf.engine.finetuning import warn_if_random_init
+    from albert_tf.engine.finetuning_options import FineTuningOptions
 
     with caplog.at_level(logging.WARNING):
         assert warn_if_random_init(FineTuningOptions(output_dir=str(tmp_path)), do_train=True)

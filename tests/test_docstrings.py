@@ -53,8 +53,10 @@ def _task_names():
 
 PUBLIC = sorted(("albert_tf", name) for name in albert_tf.__all__)
 # a task name that albert_tf.__all__ also exports is checked once, as the public name
-DOCUMENTED = PUBLIC + ENTRY_POINTS + sorted(
-    (m, n) for m, n in set(_task_names()) if n not in albert_tf.__all__
+DOCUMENTED = (
+    PUBLIC
+    + ENTRY_POINTS
+    + sorted((m, n) for m, n in set(_task_names()) if n not in albert_tf.__all__)
 )
 
 

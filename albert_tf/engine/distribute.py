@@ -11,59 +11,11 @@ import json
 import os
 import tempfile
 
-from absl import flags, logging
+from absl import logging
 import tensorflow as tf
 
 from albert_tf.core import fileio
-
-STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
-DTYPES = ("float32", "bfloat16", "float16")
-
-
-def define_distribution_flags():
-    """The flags every driver shares (Google's TPU flags plus strategy, precision and XLA)."""
-    if "strategy_type" in flags.FLAGS:
-        return
-    flags.DEFINE_enum(
-        "strategy_type",
-        "one_device",
-        STRATEGIES,
-        "tf.distribute strategy; --use_tpu selects 'tpu'.",
-    )
-    flags.DEFINE_bool(
-        "use_tpu", False, "Run on Cloud TPU (Google's flag; same as --strategy_type=tpu)."
-    )
-    flags.DEFINE_string("tpu", None, "TPU name or grpc:// address ('local' on a TPU VM).")
-    flags.DEFINE_string("tpu_name", None, "Google's name for --tpu.")
-    flags.DEFINE_string("tpu_zone", None, "GCE zone of the TPU.")
-    flags.DEFINE_string("gcp_project", None, "GCP project of the TPU.")
-    flags.DEFINE_string(
-        "master", None, "TensorFlow master address (Google's flag; used as the TPU address)."
-    )
-    flags.DEFINE_integer("num_tpu_cores", 8, "Google's flag; TPUStrategy finds the cores itself.")
-    flags.DEFINE_integer("num_gpus", None, "GPUs for the mirrored strategy (default: all visible).")
-    flags.DEFINE_enum(
-        "all_reduce_alg",
-        None,
-        ["nccl", "hierarchical_copy", "ring", "auto"],
-        "Cross-device all-reduce for mirrored / multi-worker strategies.",
-    )
-    flags.DEFINE_enum(
-        "dtype", "float32", DTYPES, "Compute precision (Keras mixed precision policy)."
-    )
-    flags.DEFINE_bool("jit_compile", None, "Compile the train step with XLA (default: on for TPU).")
-    flags.DEFINE_integer(
-        "gradient_accumulation_steps",
-        1,
-        "Micro-batches per optimizer update (one update = one step on their concatenation).",
-    )
-    flags.DEFINE_bool(
-        "recompute_grad",
-        False,
-        "Recompute each shared Transformer block's activations in the backward pass "
-        "(one custom gradient over the layer loop, docs/performance.md): the same "
-        "gradients, less activation memory, more time.",
-    )
+from albert_tf.engine.distribution_flags import DTYPES, STRATEGIES
 
 
 def _tpu_strategy(tpu, zone, project):

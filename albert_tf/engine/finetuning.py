@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import dataclasses
 from typing import Callable, Optional
 
 from absl import logging
@@ -19,6 +18,7 @@ import tensorflow as tf
 from albert_tf.core import fileio
 from albert_tf.engine import bucketing, distribute, training
 from albert_tf.engine.compiling import compile_for_inference
+from albert_tf.engine.finetuning_options import FineTuningOptions
 from albert_tf.engine.init_checkpoint import init_from_checkpoint
 from albert_tf.engine.optimizers import create_optimizer
 from albert_tf.engine.records import decode, shuffled_epochs
@@ -28,33 +28,6 @@ from albert_tf.engine.run_lock import output_dir_lock
 from albert_tf.engine.save_points import BEST_CHECKPOINT
 from albert_tf.engine.task_protocol import FineTuningTask, check_task
 from albert_tf.modeling.padding_free import set_padding_free
-
-
-@dataclasses.dataclass
-class FineTuningOptions:
-    """The flags every fine-tuning driver shares (Google's names)."""
-
-    output_dir: str
-    init_checkpoint: Optional[str] = None
-    train_batch_size: int = 32
-    eval_batch_size: int = 8
-    predict_batch_size: int = 8
-    learning_rate: float = 5e-5
-    train_step: int = 1000
-    warmup_step: int = 0
-    save_checkpoints_steps: int = 1000
-    keep_checkpoint_max: int = 5
-    optimizer: str = "adamw"
-    iterations_per_loop: int = 1
-    jit_compile: Optional[bool] = None
-    gradient_accumulation_steps: int = 1
-    log_every_steps: int = 100
-    seed: Optional[int] = 12345
-    verbose: object = "auto"
-    bucket_by_length: bool = True
-    padding_free: bool = True
-    tpu_buckets: bool = False  # the few buckets of bucketing.tpu_bucket_lengths (one compile each)
-
 
 _BUCKETING = contextvars.ContextVar("bucket_by_length", default=True)
 _TPU_BUCKETS = contextvars.ContextVar("tpu_buckets", default=False)

@@ -4,8 +4,8 @@ once here; each driver passes its own defaults."""
 from absl import flags
 
 from albert_tf.core.errors import InputError
-from albert_tf.engine import distribute
-from albert_tf.engine.finetuning import FineTuningOptions
+from albert_tf.engine.distribution_flags import define_distribution_flags
+from albert_tf.engine.finetuning_options import FineTuningOptions
 
 COMMON_DEFAULTS = dict(
     train_batch_size=32,
@@ -34,7 +34,7 @@ def define_finetuning_flags(**defaults):
     _define_file_flags()
     _define_run_flags(d)
     _define_performance_flags()
-    distribute.define_distribution_flags()
+    define_distribution_flags()
 
 
 def _define_file_flags():

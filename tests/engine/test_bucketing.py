@@ -219,7 +219,7 @@ def test_bucketed_resume_equals_unbroken_run(fixtures_dir, data_dir, tmp_path):
     import shutil
 
     from albert_tf import AlbertConfig
-    from albert_tf.engine.finetuning import FineTuningOptions
+    from albert_tf.engine.finetuning_options import FineTuningOptions
     from albert_tf.tasks.glue.task import GlueTask, run_glue
     from albert_tf.text.encoding import TextEncoder
 

@@ -16,7 +16,7 @@ import tensorflow as tf
 from albert_tf import AlbertConfig
 from albert_tf.core.errors import TrainingError
 from albert_tf.engine.callbacks import NonFiniteLossError
-from albert_tf.engine.finetuning import FineTuningOptions
+from albert_tf.engine.finetuning_options import FineTuningOptions
 from albert_tf.engine.run_lock import LOCK_FILE, OutputDirLockedError
 from albert_tf.tasks.glue.task import GlueTask, run_glue
 from albert_tf.text.encoding import TextEncoder

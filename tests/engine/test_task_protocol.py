@@ -3,7 +3,8 @@ refuses anything else before it writes a thing."""
 
 import pytest
 
-from albert_tf.engine.finetuning import FineTuningOptions, run_finetuning
+from albert_tf.engine.finetuning import run_finetuning
+from albert_tf.engine.finetuning_options import FineTuningOptions
 from albert_tf.engine.task_protocol import FineTuningTask, check_task
 from albert_tf.tasks.glue.task import GlueTask
 from albert_tf.tasks.race.task import RaceTask

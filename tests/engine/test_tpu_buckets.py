@@ -5,7 +5,7 @@ import tensorflow as tf
 
 from albert_tf import AlbertConfig
 from albert_tf.engine import bucketing, finetuning
-from albert_tf.engine.finetuning import FineTuningOptions
+from albert_tf.engine.finetuning_options import FineTuningOptions
 from albert_tf.tasks.glue.task import GlueTask, run_glue
 from albert_tf.text.encoding import TextEncoder
 

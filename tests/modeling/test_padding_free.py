@@ -9,7 +9,8 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertConfig
-from albert_tf.engine.finetuning import FineTuningOptions, padding_free_model_fn
+from albert_tf.engine.finetuning import padding_free_model_fn
+from albert_tf.engine.finetuning_options import FineTuningOptions
 from albert_tf.modeling.albert_model import AlbertModel
 from albert_tf.modeling.finetuning_models import AlbertClassifier
 from albert_tf.modeling.padding_free import TokenRows, set_padding_free

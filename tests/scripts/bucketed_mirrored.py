@@ -10,7 +10,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mirrored_glue import setup  # noqa: E402  (two logical CPUs first)
 
-from albert_tf.engine.finetuning import FineTuningOptions  # noqa: E402
+from albert_tf.engine.finetuning_options import FineTuningOptions  # noqa: E402
 from albert_tf.tasks.glue.task import run_glue  # noqa: E402
 
 fixtures, strategy, task, config = setup("cola", 64)

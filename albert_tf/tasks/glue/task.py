@@ -10,6 +10,7 @@ from albert_tf.core import fileio
 from albert_tf.core.errors import InputError
 from albert_tf.core.fileio import write_text_atomic
 from albert_tf.engine import finetuning
+from albert_tf.engine.finetuning_options import FineTuningOptions
 from albert_tf.engine.records import cached_records
 from albert_tf.modeling.finetuning_models import AlbertClassifier
 from albert_tf.tasks.glue.metrics import custom_metrics, glue_metrics
@@ -299,7 +300,7 @@ def classifier_model_fn(config, task: GlueTask, dropout_prob=0.1):
 def run_glue(
     config,
     task: GlueTask,
-    opts: finetuning.FineTuningOptions,
+    opts: FineTuningOptions,
     strategy=None,
     *,
     do_train=False,

@@ -12,7 +12,8 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertConfig, load_original_checkpoint
-from albert_tf.engine.finetuning import FineTuningOptions, records_dataset
+from albert_tf.engine.finetuning import records_dataset
+from albert_tf.engine.finetuning_options import FineTuningOptions
 from albert_tf.tasks.glue.task import GlueTask, classifier_model_fn, run_glue
 from albert_tf.text.encoding import TextEncoder
 

@@ -11,7 +11,8 @@ import subprocess
 import sys
 
 from albert_tf import AlbertConfig
-from albert_tf.engine.finetuning import FineTuningOptions, run_finetuning
+from albert_tf.engine.finetuning import run_finetuning
+from albert_tf.engine.finetuning_options import FineTuningOptions
 from albert_tf.tasks.race.task import RaceTask, race_model_fn
 from albert_tf.text.encoding import TextEncoder
 

@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from albert_tf import AlbertConfig
-from albert_tf.engine.finetuning import FineTuningOptions, run_finetuning
+from albert_tf.engine.finetuning import run_finetuning
+from albert_tf.engine.finetuning_options import FineTuningOptions
 from albert_tf.tasks.squad.task import SquadSettings, SquadTask, squad_model_fn
 from albert_tf.text.tokenization import FullTokenizer
 
