@@ -13,6 +13,7 @@ import json
 
 from absl import flags, logging
 
+from albert_tf.engine import cli
 from albert_tf.pretraining.builder import build_pretraining_data
 from albert_tf.pretraining.validate import validate_pretraining_data
 
@@ -71,6 +72,28 @@ def _log_progress(p: dict):
     )
 
 
+USAGE = cli.Usage(
+    """Raw text -> ALBERT masked-LM + sentence-order-prediction TFRecords (Google's flags).
+
+usage: python create_pretraining_data.py --input_file=TEXT[,TEXT...] --output_file=TFRECORD
+         --spm_model_file=FILE (or --vocab_file=FILE) [--max_seq_length=512] [--dupe_factor=40]
+required: --input_file, --output_file, --spm_model_file or --vocab_file
+
+example, Wikipedia text for ALBERT-base:
+  python create_pretraining_data.py --input_file='wiki/*.txt' --output_file=data/wiki.tfrecord \\
+      --spm_model_file=albert_base/30k-clean.model --max_seq_length=512 --num_workers=8
+
+try it in a clone of albert_tf (text and a SentencePiece model that ship with it):
+  python create_pretraining_data.py --input_file=tests/data/fixtures/corpus.txt \\
+      --output_file=/tmp/albert_tf_try/corpus.tfrecord \\
+      --spm_model_file=tests/data/fixtures/spm.model \\
+      --max_seq_length=64 --max_predictions_per_seq=10 --dupe_factor=2
+""",
+    required=("input_file", "output_file"),
+    one_of=(("spm_model_file", "vocab_file"),),
+)
+
+
 def main(argv):
     del argv
     inputs = validate_pretraining_data(FLAGS)
@@ -111,6 +134,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    from albert_tf.engine import cli
-
-    cli.run(main)
+    cli.run(main, usage=USAGE)

@@ -3,7 +3,7 @@ flags, plus --task_name=custom and its column flags), evaluate, predict, export.
 
 from absl import flags
 
-from albert_tf.engine import validation
+from albert_tf.engine import cli, validation
 from albert_tf.engine.flags import define_finetuning_flags, options_from_flags
 from albert_tf.tasks.glue.validate import (
     custom_processor,
@@ -50,6 +50,33 @@ flags.DEFINE_string(
 )
 define_finetuning_flags()
 
+USAGE = cli.Usage(
+    """Fine-tune ALBERT on a GLUE task or your own CSV/TSV/JSONL files; evaluate, predict, export.
+
+usage: python run_classifier.py --task_name=TASK --data_dir=DIR --albert_config_file=FILE
+         --spm_model_file=FILE (or --vocab_file=FILE) --output_dir=DIR [--init_checkpoint=CKPT]
+         [--do_train] [--do_eval] [--do_predict] [--export_dir=DIR] [--recipe=TASK]
+required: --task_name, --albert_config_file, --output_dir, --spm_model_file or --vocab_file,
+          and --data_dir (GLUE) or --train_file/--dev_file/--test_file (--task_name=custom)
+
+example, Google's albert_base_v2 release on MRPC from the GLUE download:
+  python run_classifier.py --task_name=MRPC --data_dir=glue_data --recipe=mrpc \\
+      --albert_config_file=albert_base/albert_config.json \\
+      --init_checkpoint=albert_base/model.ckpt-best --spm_model_file=albert_base/30k-clean.model \\
+      --output_dir=runs/mrpc --do_train --do_eval --do_predict
+
+try it in a clone of albert_tf (a tiny model and a data sample that ship with it):
+  python run_classifier.py --task_name=MRPC --data_dir=tests/data/samples \\
+      --albert_config_file=tests/data/fixtures/albert_tiny/albert_config.json \\
+      --init_checkpoint=tests/data/fixtures/albert_tiny/model.ckpt-best \\
+      --spm_model_file=tests/data/fixtures/albert_tiny/30k-clean.model \\
+      --output_dir=/tmp/albert_tf_try/mrpc --do_train --do_eval --train_step=20 --max_seq_length=64
+""",
+    required=("task_name", "albert_config_file", "output_dir"),
+    one_of=(("spm_model_file", "vocab_file"),),
+    modules=("albert_tf.engine.flags",),
+)
+
 
 def main(argv):
     del argv
@@ -86,6 +113,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    from albert_tf.engine import cli
-
-    cli.run(main)
+    cli.run(main, usage=USAGE)

@@ -5,7 +5,7 @@ export a raw-text SavedModel (text → a label per word)."""
 
 from absl import flags
 
-from albert_tf.engine import validation
+from albert_tf.engine import cli, validation
 from albert_tf.engine.flags import define_finetuning_flags, options_from_flags
 from albert_tf.tasks.ner.validate import preload_ner, task_labels, validate_ner
 from albert_tf.tasks.recipes import apply_recipe
@@ -28,6 +28,33 @@ flags.DEFINE_string(
 flags.DEFINE_string("label_scheme", None, "BIO or BIOES (default: from the labels).")
 flags.DEFINE_float("dropout_prob", 0.1, "Dropout on the sequence output before the classifier.")
 define_finetuning_flags(max_seq_length=128, learning_rate=5e-5, train_step=1000, warmup_step=100)
+
+USAGE = cli.Usage(
+    """Fine-tune ALBERT for named-entity recognition on CoNLL-2003-style files (BIO / BIOES).
+
+usage: python run_ner.py --data_dir=DIR (or --train_file/--dev_file/--test_file)
+         --albert_config_file=FILE --spm_model_file=FILE --output_dir=DIR
+         [--init_checkpoint=CKPT] [--do_train] [--do_eval] [--do_predict] [--export_dir=DIR]
+required: --albert_config_file, --output_dir, --spm_model_file or --vocab_file, and the data
+          (--data_dir, or the split files)
+
+example, Google's albert_base_v2 release on CoNLL-2003:
+  python run_ner.py --data_dir=conll2003 --albert_config_file=albert_base/albert_config.json \\
+      --init_checkpoint=albert_base/model.ckpt-best --spm_model_file=albert_base/30k-clean.model \\
+      --output_dir=runs/ner --do_train --do_eval --do_predict
+
+try it in a clone of albert_tf (a tiny model and a data sample that ship with it):
+  python run_ner.py --train_file=tests/data/samples/ner/conll2003_bio.txt \\
+      --dev_file=tests/data/samples/ner/conll2003_bio.txt \\
+      --albert_config_file=tests/data/fixtures/albert_tiny/albert_config.json \\
+      --init_checkpoint=tests/data/fixtures/albert_tiny/model.ckpt-best \\
+      --spm_model_file=tests/data/fixtures/albert_tiny/30k-clean.model \\
+      --output_dir=/tmp/albert_tf_try/ner --do_train --do_eval --train_step=20 --max_seq_length=64
+""",
+    required=("albert_config_file", "output_dir"),
+    one_of=(("spm_model_file", "vocab_file"),),
+    modules=("albert_tf.engine.flags",),
+)
 
 
 def main(argv):
@@ -70,6 +97,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    from albert_tf.engine import cli
-
-    cli.run(main)
+    cli.run(main, usage=USAGE)

@@ -6,7 +6,7 @@ ships with Python (pydoc_data.topics). Flags keep the names and defaults of Goog
 
 from absl import flags
 
-from albert_tf.engine import validation
+from albert_tf.engine import cli, validation
 from albert_tf.engine.distribution_flags import define_distribution_flags
 from albert_tf.pretraining.validate import validate_pretraining
 
@@ -44,6 +44,29 @@ flags.DEFINE_integer("log_every_steps", 100, "Steps between steps/s log lines an
 flags.DEFINE_integer("seed", None, "Seed of the input shuffling.")
 define_distribution_flags()
 
+USAGE = cli.Usage(
+    """Pretrain ALBERT (masked LM + sentence order) on TFRecords from create_pretraining_data.py.
+
+usage: python run_pretraining.py                       (no flags: the demo, a few minutes on CPU)
+       python run_pretraining.py --input_file=TFRECORDS --albert_config_file=FILE
+         --output_dir=DIR [--do_train] [--do_eval] [--init_checkpoint=CKPT]
+required (any flag given): --input_file, --albert_config_file, --output_dir
+
+example, ALBERT-base from scratch on a TPU (Google's recipe: LAMB, batch 4096, 125k steps):
+  python run_pretraining.py --input_file='gs://bucket/data/*.tfrecord' \\
+      --albert_config_file=albert_base/albert_config.json --output_dir=gs://bucket/albert_base \\
+      --max_seq_length=512 --use_tpu --tpu=TPU_NAME
+
+try it in a clone of albert_tf (a tiny model and records that ship with it):
+  python run_pretraining.py --input_file=tests/data/fixtures/pretraining.tfrecord \\
+      --albert_config_file=tests/data/fixtures/albert_tiny/albert_config.json \\
+      --output_dir=/tmp/albert_tf_try/pretrain --max_seq_length=64 \\
+      --max_predictions_per_seq=10 --train_batch_size=8 --num_train_steps=20 \\
+      --num_warmup_steps=2 --iterations_per_loop=10 --do_eval
+""",
+    modules=("albert_tf.engine.distribution_flags",),
+)
+
 
 def main(argv):
     del argv
@@ -70,6 +93,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    from albert_tf.engine import cli
-
-    cli.run(main)
+    cli.run(main, usage=USAGE)

@@ -2,7 +2,7 @@
 
 from absl import flags
 
-from albert_tf.engine import validation
+from albert_tf.engine import cli, validation
 from albert_tf.engine.flags import define_finetuning_flags, options_from_flags
 from albert_tf.tasks.race.validate import preload_race, validate_race
 from albert_tf.tasks.recipes import apply_recipe
@@ -22,6 +22,32 @@ define_finetuning_flags(
     save_checkpoints_steps=100,
     do_train=True,
     do_eval=True,
+)
+
+USAGE = cli.Usage(
+    """Fine-tune ALBERT on RACE multiple-choice reading comprehension; evaluate, predict, export.
+
+usage: python run_race.py --data_dir=RACE --albert_config_file=FILE --spm_model_file=FILE
+         --output_dir=DIR [--init_checkpoint=CKPT] [--do_train] [--do_eval] [--do_predict]
+required: --data_dir, --albert_config_file, --output_dir, --spm_model_file or --vocab_file
+
+example, Google's albert_base_v2 release on RACE:
+  python run_race.py --data_dir=RACE --recipe=race \\
+      --albert_config_file=albert_base/albert_config.json \\
+      --init_checkpoint=albert_base/model.ckpt-best --spm_model_file=albert_base/30k-clean.model \\
+      --output_dir=runs/race
+
+try it in a clone of albert_tf (a tiny model and a data sample that ship with it):
+  python run_race.py --data_dir=tests/data/samples/RACE \\
+      --albert_config_file=tests/data/fixtures/albert_tiny/albert_config.json \\
+      --init_checkpoint=tests/data/fixtures/albert_tiny/model.ckpt-best \\
+      --spm_model_file=tests/data/fixtures/albert_tiny/30k-clean.model \\
+      --output_dir=/tmp/albert_tf_try/race --train_step=10 --max_seq_length=64 \\
+      --max_qa_length=32 --save_checkpoints_steps=10 --train_batch_size=8
+""",
+    required=("data_dir", "albert_config_file", "output_dir"),
+    one_of=(("spm_model_file", "vocab_file"),),
+    modules=("albert_tf.engine.flags",),
 )
 
 
@@ -65,6 +91,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    from albert_tf.engine import cli
-
-    cli.run(main)
+    cli.run(main, usage=USAGE)

@@ -5,7 +5,7 @@ import os
 
 from absl import flags
 
-from albert_tf.engine import validation
+from albert_tf.engine import cli, validation
 from albert_tf.engine.flags import define_finetuning_flags, options_from_flags
 from albert_tf.tasks.recipes import apply_recipe
 from albert_tf.tasks.serving import exporter
@@ -35,6 +35,35 @@ flags.DEFINE_float("num_train_epochs", 3.0, "Epochs, when --train_step is not gi
 flags.DEFINE_float("warmup_proportion", 0.1, "Warmup fraction, when --warmup_step is not given.")
 define_finetuning_flags(
     max_seq_length=384, train_batch_size=32, learning_rate=5e-5, train_step=None, warmup_step=None
+)
+
+USAGE = cli.Usage(
+    """Fine-tune ALBERT on SQuAD v1.1, or v2.0 with --version_2_with_negative; predict, export.
+
+usage: python run_squad.py --albert_config_file=FILE --spm_model_file=FILE --output_dir=DIR
+         [--init_checkpoint=CKPT] [--do_train --train_file=train-v1.1.json]
+         [--do_predict --predict_file=dev-v1.1.json] [--version_2_with_negative] [--export_dir=DIR]
+required: --albert_config_file, --output_dir, --spm_model_file or --vocab_file; --train_file
+          with --do_train, --predict_file with --do_eval / --do_predict
+
+example, Google's albert_base_v2 release on SQuAD v1.1:
+  python run_squad.py --train_file=train-v1.1.json --predict_file=dev-v1.1.json \\
+      --albert_config_file=albert_base/albert_config.json --recipe=squad_v1 \\
+      --init_checkpoint=albert_base/model.ckpt-best --spm_model_file=albert_base/30k-clean.model \\
+      --output_dir=runs/squad --do_train --do_predict
+
+try it in a clone of albert_tf (a tiny model and a data sample that ship with it):
+  python run_squad.py --train_file=tests/data/samples/squad/v1.1/squad.json \\
+      --predict_file=tests/data/samples/squad/v1.1/squad.json \\
+      --albert_config_file=tests/data/fixtures/albert_tiny/albert_config.json \\
+      --init_checkpoint=tests/data/fixtures/albert_tiny/model.ckpt-best \\
+      --spm_model_file=tests/data/fixtures/albert_tiny/30k-clean.model \\
+      --output_dir=/tmp/albert_tf_try/squad --do_train --do_predict --train_step=10 \\
+      --max_seq_length=64 --doc_stride=32 --max_query_length=16
+""",
+    required=("albert_config_file", "output_dir"),
+    one_of=(("spm_model_file", "vocab_file"),),
+    modules=("albert_tf.engine.flags",),
 )
 
 
@@ -108,6 +137,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    from albert_tf.engine import cli
-
-    cli.run(main)
+    cli.run(main, usage=USAGE)

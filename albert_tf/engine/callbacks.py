@@ -1,17 +1,18 @@
 """The Keras callbacks of the training engine: stop at the step count, stop on a non-finite
-loss, log the step rate, and checkpoint + evaluate at each save point."""
+loss, show the run's progress (and write its training scalars), and checkpoint + evaluate at
+each save point."""
 
 from __future__ import annotations
 
 import time
 
-from absl import logging
 import keras
 import numpy as np
 import tensorflow as tf
 
 from albert_tf.core.errors import TrainingError
 from albert_tf.engine.fault_injection import kill_point
+from albert_tf.engine.progress import ProgressBar
 
 
 class NonFiniteLossError(TrainingError):
@@ -64,47 +65,82 @@ class StopOnNonFiniteLoss(keras.callbacks.Callback):
         )
 
 
-class StepRateLogger(keras.callbacks.Callback):
-    """Logs steps/s and examples/s every `every` steps, and writes them, the loss and the
-    learning rate to TensorBoard (the engine's own writer: at any iterations_per_loop)."""
+class TrainingProgress(keras.callbacks.Callback):
+    """The run's progress bar (step / total, ETA, loss, learning rate, steps/s) and its training
+    scalars in TensorBoard: every `every` steps, at each save point and at the end, so a run
+    shorter than `every` steps still writes them.
 
-    def __init__(self, every, global_batch_size, writer, step_fn):
+    Args:
+        total_steps: The step the run ends at.
+        global_batch_size: Examples per optimizer step (for examples/s).
+        writer: The tf.summary writer of the run's `train/` folder.
+        step_fn: Returns the current optimizer step.
+        every: Steps between TensorBoard points (and between lines when stderr is no terminal).
+        show: Show the progress (False on non-chief workers).
+    """
+
+    def __init__(self, total_steps, global_batch_size, writer, step_fn, *, every=100, show=True):
         super().__init__()
-        self.every, self.batch, self.writer, self.step_fn = (
-            every,
+        self.total, self.batch, self.writer, self.step_fn = (
+            total_steps,
             global_batch_size,
             writer,
             step_fn,
         )
-        self._t, self._s = None, None
+        self.every, self.show = max(1, int(every)), show
+        self.bar = None
+        self._last_scalars, self._logs = None, {}
+        self._rate_mark = None
 
     def on_train_begin(self, logs=None):
-        self._t, self._s = time.time(), self.step_fn()
+        if self.bar is None:  # the engine may call fit twice (a catch-up epoch, then the rest)
+            step = self.step_fn()
+            self.bar = ProgressBar(self.total, step, every=self.every)
+            if self.show:
+                self.bar.open()
+            self._last_scalars, self._rate_mark = step, (time.time(), step)
+
+    def _fields(self):
+        loss = self._logs.get("loss")
+        return {
+            "loss": None if loss is None else _scalar(loss),
+            "learning_rate": _scalar(self.model.optimizer.learning_rate),
+        }
 
     def on_train_batch_end(self, batch, logs=None):
+        self._logs = logs or {}
         step = self.step_fn()
-        if step - self._s >= self.every:
-            now = time.time()
-            rate = (step - self._s) / max(now - self._t, 1e-9)
-            loss = (logs or {}).get("loss")
-            loss = None if loss is None else _scalar(loss)
-            lr = _scalar(self.model.optimizer.learning_rate)
-            logging.info(
-                "step %d: %.2f steps/s, %.1f examples/s, loss %s, learning rate %.3g",
-                step,
-                rate,
-                rate * self.batch,
-                loss,
-                lr,
-            )
-            with self.writer.as_default(step=step), tf.summary.record_if(True):
-                tf.summary.scalar("steps_per_second", rate)
-                tf.summary.scalar("examples_per_second", rate * self.batch)
-                tf.summary.scalar("learning_rate", lr)
-                if loss is not None:
-                    tf.summary.scalar("loss", loss)
-            self.writer.flush()
-            self._t, self._s = now, step
+        if self.show:
+            self.bar.update(step, **self._fields())
+        if step - self._last_scalars >= self.every:
+            self.write_scalars(step)
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.write_scalars(self.step_fn())
+
+    def write_scalars(self, step):
+        """Writes loss, learning rate, steps/s and examples/s at `step` (once per step)."""
+        if step == self._last_scalars or not self._logs:
+            return
+        then, then_step = self._rate_mark
+        now = time.time()
+        rate = (step - then_step) / max(now - then, 1e-9)
+        fields = self._fields()
+        with self.writer.as_default(step=step), tf.summary.record_if(True):
+            tf.summary.scalar("steps_per_second", rate)
+            tf.summary.scalar("examples_per_second", rate * self.batch)
+            tf.summary.scalar("learning_rate", fields["learning_rate"])
+            if fields["loss"] is not None:
+                tf.summary.scalar("loss", fields["loss"])
+        self.writer.flush()
+        self._last_scalars, self._rate_mark = step, (now, step)
+
+    def close(self):
+        """Writes the last scalars and leaves the final progress on screen."""
+        if self.bar is not None:
+            self.write_scalars(self.step_fn())
+            if self.show:
+                self.bar.close()
 
 
 class CheckpointAndEvaluate(keras.callbacks.Callback):

@@ -7,13 +7,16 @@ value of the wrong type, a required flag left out) and absl UsageError exit with
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import sys
 import traceback
 
-from absl import app, flags
+from absl import app, flags, logging
 
 from albert_tf.core.errors import AlbertError, InputError
 from albert_tf.core.fileio import storage_error
+from albert_tf.engine import console
 
 USAGE_EXIT_CODE = InputError.exit_code
 
@@ -25,6 +28,62 @@ if "verbose_errors" not in flags.FLAGS:
     )
 
 
+@dataclasses.dataclass(frozen=True)
+class Usage:
+    """What a driver's `--help` shows first, and the flags every run of it needs.
+
+    Args:
+        text: What the driver does and one command that works, shown by `--help`.
+        required: Flags every run needs.
+        one_of: Groups of flags of which a run needs one, e.g.
+            `(("spm_model_file", "vocab_file"),)`.
+        modules: Modules whose flags `--help` lists after the text (the driver's own flags
+            always come first); `--helpfull` lists every flag.
+
+    Example:
+
+    >>> from absl import flags
+    >>> fv = flags.FlagValues()
+    >>> _ = flags.DEFINE_string("data_dir", None, "data", flag_values=fv)
+    >>> _ = flags.DEFINE_string("output_dir", None, "out", flag_values=fv)
+    >>> _ = fv(["prog"])
+    >>> Usage("demo", required=("data_dir", "output_dir")).missing(fv)
+    ['--data_dir', '--output_dir']
+    """
+
+    text: str
+    required: tuple = ()
+    one_of: tuple = ()
+    modules: tuple = ()
+
+    def missing(self, flag_values=None) -> list:
+        """The required flags a command line left out, as `--name` (or `--a / --b`).
+
+        Args:
+            flag_values: The parsed flags; default absl's FLAGS.
+
+        Returns:
+            The missing flags, in order; empty when the run has all it needs.
+        """
+        fv = flag_values or flags.FLAGS
+        out = [f"--{n}" for n in self.required if fv[n].value in (None, "")]
+        for group in self.one_of:
+            if all(fv[n].value in (None, "") for n in group):
+                out.append("one of " + " / ".join(f"--{n}" for n in group))
+        return out
+
+    def help_text(self, main_module) -> str:
+        """The text `--help` prints: the usage text, then the driver's flags."""
+        fv = flags.FLAGS
+        parts = [self.text.strip(), ""]
+        for module in (main_module, *self.modules):
+            listed = fv.module_help(module).strip()
+            if listed:
+                parts += [listed, ""]
+        parts.append("--helpfull lists every flag (TPU, distribution, absl's own).")
+        return "\n".join(parts)
+
+
 def one_line(message) -> str:
     """The message on one line: newlines become '; ', surrounding blanks dropped."""
     parts = [p.strip() for p in str(message).splitlines() if p.strip()]
@@ -32,12 +91,23 @@ def one_line(message) -> str:
 
 
 def fail(message, exit_code: int, show_traceback: bool = False):
-    """Print `error: <message>` as the last stderr line and exit with `exit_code`."""
+    """Prints `error: <message>` as the last stderr line and exits with `exit_code`.
+
+    Args:
+        message: What went wrong; newlines are folded into one line.
+        exit_code: The process's exit code (2 for bad input).
+        show_traceback: Print the current exception's traceback first.
+
+    Raises:
+        SystemExit: Always, with `exit_code`.
+    """
     if show_traceback:
         traceback.print_exc()
+    logging.flush()
+    sys.stdout.flush()
     sys.stderr.flush()
     print(f"error: {one_line(message)}", file=sys.stderr, flush=True)
-    sys.exit(exit_code)
+    raise SystemExit(exit_code)
 
 
 def _cause(error) -> str:
@@ -64,11 +134,28 @@ def parse_flags(argv):
         fail(e, USAGE_EXIT_CODE)
 
 
-def guarded(main):
-    """`main` with AlbertError and UsageError turned into the one-line error and exit code."""
+def guarded(main, usage=None):
+    """`main` with AlbertError and UsageError turned into the one-line error and exit code.
+
+    Args:
+        main: The driver's `main(argv)`.
+        usage: The driver's `Usage`; every missing required flag is reported in one line
+            before any work (and before TensorFlow is imported).
+
+    Returns:
+        The wrapped main.
+    """
 
     def wrapped(argv):
+        missing = usage.missing() if usage is not None else []
+        if missing:
+            fail(
+                f"missing required flag{'s' if len(missing) > 1 else ''}: "
+                f"{', '.join(missing)} (see --help)",
+                USAGE_EXIT_CODE,
+            )
         try:
+            console.setup(verbose=console.verbose_requested(argv) or _verbose())
             return main(argv)
         except AlbertError as e:
             fail(e, e.exit_code, _verbose())
@@ -88,6 +175,38 @@ def guarded(main):
     return wrapped
 
 
-def run(main, argv=None):
-    """app.run(main) with one-line errors; `argv` defaults to sys.argv."""
-    app.run(guarded(main), argv=argv, flags_parser=parse_flags)
+HELP_ARGS = ("-h", "--help", "--helpshort", "-?")
+
+
+def run(main, argv=None, usage=None):
+    """Runs a driver's `main` as absl's app.run does, with one-line errors.
+
+    Run as a program (`argv` None), a failed run ends the process right after its `error:`
+    line, so nothing TensorFlow prints while shutting down can follow it.
+
+    Args:
+        main: The driver's `main(argv)`.
+        argv: The command line; default `sys.argv` (then the process exits when main ends).
+        usage: The driver's `Usage`: `--help` prints it and exits 0; the required flags are
+            checked first, all at once.
+
+    Raises:
+        SystemExit: With main's exit code, when `argv` is given (tests run drivers in-process).
+    """
+    args = sys.argv if argv is None else argv
+    if usage is not None and any(a in HELP_ARGS for a in args[1:]):
+        print(usage.help_text(sys.modules.get(getattr(main, "__module__", ""), "__main__")))
+        if argv is None:
+            sys.stdout.flush()
+            os._exit(0)
+        raise SystemExit(0)
+    try:
+        app.run(guarded(main, usage), argv=argv, flags_parser=parse_flags)
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        if argv is None and code != 0:
+            logging.flush()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+        raise

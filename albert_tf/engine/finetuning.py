@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import os
+import sys
 from typing import Callable, Optional
 
 from absl import logging
@@ -22,9 +24,10 @@ from albert_tf.engine.finetuning_options import FineTuningOptions
 from albert_tf.engine.init_checkpoint import init_from_checkpoint
 from albert_tf.engine.optimizers import create_optimizer
 from albert_tf.engine.records import decode, shuffled_epochs
-from albert_tf.engine.results import append_results
+from albert_tf.engine.results import RESULTS_FILE, append_results, format_metrics
 from albert_tf.engine.run_config import RunConfig
 from albert_tf.engine.run_lock import output_dir_lock
+from albert_tf.engine.run_summary import RunSummary
 from albert_tf.engine.save_points import BEST_CHECKPOINT
 from albert_tf.engine.task_protocol import FineTuningTask, check_task
 from albert_tf.modeling.padding_free import set_padding_free
@@ -329,25 +332,57 @@ def run_finetuning(
         bucket_by_length(opts.bucket_by_length, opts.tpu_buckets),
     ):
         fileio.makedirs(opts.output_dir)
+        summary = RunSummary(opts.output_dir, os.path.basename(sys.argv[0] or "albert_tf"))
         if do_train:
-            _train_task(task, model_fn, opts, strategy, evaluate=do_eval)
-        if not (do_eval or do_predict or export_fn):
-            return {}
-        return _use_best_checkpoint(
-            task,
-            model_fn,
-            opts,
-            strategy,
-            do_eval=do_eval,
-            do_predict=do_predict,
-            export_fn=export_fn,
+            trained = _train_task(task, model_fn, opts, strategy, evaluate=do_eval)
+            _note_training(summary, trained, opts)
+            _note_model(summary, trained.model, task)
+        results = {}
+        if do_eval or do_predict or export_fn:
+            results = _use_best_checkpoint(
+                task,
+                model_fn,
+                opts,
+                strategy,
+                do_eval=do_eval,
+                do_predict=do_predict,
+                export_fn=export_fn,
+                summary=summary,
+            )
+        summary.finish(distribute.is_chief(strategy))
+        return results
+
+
+def _note_training(summary, trained, opts):
+    """The training outputs of a run in its summary: best checkpoint, TensorBoard folders."""
+    summary.global_step = trained.global_step
+    best = fileio.join(opts.output_dir, BEST_CHECKPOINT)
+    if trained.best and fileio.exists(best + ".index"):
+        metric = {k: v for k, v in trained.best.items() if k != "global_step"}
+        summary.add(
+            best,
+            f"best checkpoint (step {trained.best.get('global_step')}; {format_metrics(metric)})",
         )
+    last = fileio.join(opts.output_dir, f"ckpt-{trained.global_step}")
+    if fileio.exists(last + ".index"):
+        summary.add(last, "last checkpoint (resumable: model + optimizer)")
+    summary.add(opts.output_dir, f"TensorBoard: tensorboard --logdir {opts.output_dir}")
+
+
+def _note_model(summary, model, task):
+    """What the run trains, so a converter can rebuild it with its head (run_summary.json)."""
+    summary.model = {
+        "class": type(model).__name__,
+        "config": model.get_config(),
+        "task": getattr(task, "task", None) or type(task).__name__,
+        "labels": getattr(task, "label_names", None),
+    }
 
 
 def _train_task(task, model_fn, opts, strategy, *, evaluate):
     """Fine-tunes on the task's train records, evaluating each checkpoint on dev if asked."""
     evaluate_fn = (lambda m: task.evaluate(m, opts.eval_batch_size)) if evaluate else None
-    finetune(
+    return finetune(
         model_fn,
         task.records("train"),
         task.spec,
@@ -359,22 +394,35 @@ def _train_task(task, model_fn, opts, strategy, *, evaluate):
     )
 
 
-def _use_best_checkpoint(task, model_fn, opts, strategy, *, do_eval, do_predict, export_fn):
+def _use_best_checkpoint(
+    task, model_fn, opts, strategy, *, do_eval, do_predict, export_fn, summary
+):
     """Evaluates, predicts and exports with model.ckpt-best (else the latest checkpoint)."""
     best = fileio.join(opts.output_dir, BEST_CHECKPOINT)
     checkpoint = best if fileio.exists(best + ".index") else None
     model = build_eval_model(model_fn, opts, strategy, checkpoint)
+    if not summary.model:
+        _note_model(summary, model, task)
     results = {}
     if do_eval:
         results = task.evaluate(model, opts.eval_batch_size)
         if distribute.is_chief(strategy):
-            append_results(opts.output_dir, {"checkpoint": checkpoint or "latest", **results})
-        logging.info("eval results: %s", results)
+            scored = fileio.basename(checkpoint) if checkpoint else "the latest checkpoint"
+            append_results(
+                opts.output_dir,
+                {"checkpoint": checkpoint or "latest", **results},
+                title=f"final eval of {scored}",
+            )
+        logging.info("final eval: %s", format_metrics(results))
+        summary.metrics = dict(results)
+        summary.add(fileio.join(opts.output_dir, RESULTS_FILE), "every evaluation, by checkpoint")
     if do_predict:
         results["prediction_files"] = task.write_predictions(
             model, opts.output_dir, opts.predict_batch_size
         )
+        for path in results["prediction_files"] or ():
+            summary.add(path, "test-set predictions")
     if export_fn:
         results["export_dir"] = export_fn(model)
-        logging.info("exported the raw-text SavedModel to %s", results["export_dir"])
+        summary.add(results["export_dir"], "export (see its README.md for how to load it)")
     return results

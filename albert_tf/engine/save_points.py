@@ -14,6 +14,7 @@ import json
 import re
 
 from absl import logging
+import numpy as np
 import tensorflow as tf
 
 from albert_tf.core import fileio
@@ -21,7 +22,7 @@ from albert_tf.core.errors import StorageError, TrainingError
 from albert_tf.core.fileio import write_text_atomic
 from albert_tf.engine.compiling import one_step_per_call
 from albert_tf.engine.fault_injection import kill_point
-from albert_tf.engine.results import append_results, format_results
+from albert_tf.engine.results import append_results, format_metrics, format_results, format_value
 from albert_tf.formats.tf1 import save_original_checkpoint
 
 BEST_CHECKPOINT = "model.ckpt-best"
@@ -194,10 +195,10 @@ class SavePoints:
             return
         step = self.step()
         with one_step_per_call(self.model):
-            results = {k: float(v) for k, v in self.evaluate_fn(self.model).items()}
+            results = {k: _number(v) for k, v in self.evaluate_fn(self.model).items()}
         results["global_step"] = step
         self.history.append(results)
-        logging.info("eval at step %d: %s", step, results)
+        logging.info("step %d eval: %s", step, format_metrics(results))
         with self.writer.as_default(step=step), tf.summary.record_if(True):
             for k, v in results.items():
                 if k != "global_step":
@@ -205,7 +206,7 @@ class SavePoints:
         self.writer.flush()
         if not self.chief:
             return
-        append_results(self.run.output_dir, results)
+        append_results(self.run.output_dir, results, title=f"eval of ckpt-{step} (step {step})")
         write_text_atomic(
             fileio.join(self.run.output_dir, EVAL_HISTORY),
             json.dumps(self._previous_history() + [results], indent=1),
@@ -226,7 +227,19 @@ class SavePoints:
                 write_text_atomic(
                     fileio.join(self.run.output_dir, "best_trial.txt"), format_results(self.best)
                 )
-                logging.info("new best %s = %s at step %d", metric, results[metric], step)
+                logging.info(
+                    "new best %s %s at step %d: %s",
+                    metric,
+                    format_value(results[metric]),
+                    step,
+                    BEST_CHECKPOINT,
+                )
+
+
+def _number(value):
+    """A metric as an int (counts) or a float, so every block prints it the same way."""
+    value = np.asarray(value).item()
+    return value if isinstance(value, (bool, int)) else float(value)
 
 
 def _export_tf1(model, path, step):

@@ -36,5 +36,5 @@ def check_task(task) -> None:
     if missing:
         raise TypeError(
             f"{type(task).__name__} is not a FineTuningTask: it lacks {missing} "
-            "(see albert_tf/engine/task.py)"
+            "(see albert_tf/engine/task_protocol.py)"
         )

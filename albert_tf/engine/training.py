@@ -24,9 +24,9 @@ from albert_tf.core import fileio
 from albert_tf.engine import distribute
 from albert_tf.engine.callbacks import (
     CheckpointAndEvaluate,
-    StepRateLogger,
     StopAtStep,
     StopOnNonFiniteLoss,
+    TrainingProgress,
 )
 from albert_tf.engine.compiling import compile_for_training, single_step_training
 from albert_tf.engine.init_checkpoint import init_from_checkpoint
@@ -244,35 +244,56 @@ def _fit(model, save_points, train_dataset_fn, global_batch_size, run, strategy,
             global_batch_size // micro,
         )
 
+    writer = tf.summary.create_file_writer(fileio.join(save_points.write_dir, "train"))
+    shown = TrainingProgress(
+        run.num_train_steps,
+        global_batch_size,
+        writer,
+        save_points.step,
+        every=run.log_every_steps,
+        show=verbose != 0,
+    )
     with save_on_sigterm(save_points) as on_sigterm:
-        writer = tf.summary.create_file_writer(fileio.join(save_points.write_dir, "train"))
         callbacks = [
             StopOnNonFiniteLoss(save_points, model.steps_per_execution),
             StopAtStep(run.num_train_steps, save_points.step),
-            StepRateLogger(run.log_every_steps, global_batch_size, writer, save_points.step),
+            shown,
             CheckpointAndEvaluate(save_points),
             on_sigterm,
         ]
-        if not _at_save_point(start, run):  # preempted between save points
-            initial_epoch += 1
-            with single_step_training(model):
-                model.fit(
-                    dataset_at(start),
-                    epochs=1,
-                    steps_per_epoch=(initial_epoch * save_every - start) * micro,
-                    callbacks=callbacks,
-                    verbose=verbose,
-                )
-        if save_points.step() >= run.num_train_steps:
-            return keras.callbacks.History()
-        return model.fit(
-            dataset_at(save_points.step()),
-            epochs=math.ceil(run.num_train_steps / save_every),
-            steps_per_epoch=save_every * micro,  # fit counts micro-batches
-            initial_epoch=initial_epoch,
-            callbacks=callbacks,
-            verbose=verbose,
-        )
+        try:
+            return _fit_epochs(model, dataset_at, callbacks, save_points, run, initial_epoch)
+        finally:
+            shown.close()
+
+
+def _fit_epochs(model, dataset_at, callbacks, save_points, run, initial_epoch):
+    """The Keras fit calls: a catch-up epoch when preempted between save points, then one epoch
+    per save point; Keras' own progress bar stays off (TrainingProgress shows the whole run)."""
+    micro, save_every = run.gradient_accumulation_steps, _save_every(run)
+    start = save_points.step()
+    if not _at_save_point(start, run):  # preempted between save points
+        initial_epoch += 1
+        with single_step_training(model):
+            model.fit(
+                dataset_at(start),
+                epochs=1,
+                steps_per_epoch=(initial_epoch * save_every - start) * micro,
+                callbacks=callbacks,
+                verbose=0,
+                shuffle=False,  # the dataset shuffles; Keras warns when fit's default True meets one
+            )
+    if save_points.step() >= run.num_train_steps:
+        return keras.callbacks.History()
+    return model.fit(
+        dataset_at(save_points.step()),
+        epochs=math.ceil(run.num_train_steps / save_every),
+        steps_per_epoch=save_every * micro,  # fit counts micro-batches
+        initial_epoch=initial_epoch,
+        callbacks=callbacks,
+        verbose=0,
+        shuffle=False,
+    )
 
 
 def _build(model_fn, optimizer_fn, run, strategy):

@@ -42,14 +42,47 @@ class LoadReport:
 
     def __str__(self):
         lines = [
-            f"checkpoint {self.checkpoint}: loaded {len(self.loaded)} variables, "
+            f"{self.checkpoint}: loaded {len(self.loaded)} variables, "
             f"{len(self.missing)} missing, {len(self.unused)} unused, "
             f"{len(self.ignored)} optimizer/step variables ignored"
         ]
-        lines += [f"  missing: {n}" for n in self.missing]
-        lines += [f"  unused:  {n}" for n in self.unused]
+        if self.missing:
+            lines.append(f"  missing (left at their initial values): {group_names(self.missing)}")
+        if self.unused:
+            lines.append(f"  unused (in the source, not in this model): {group_names(self.unused)}")
         lines += [f"  {m} <- {c}" for m, c in self.fallbacks.items()]
         return "\n".join(lines)
+
+
+def group_names(names, limit: int = 3) -> str:
+    """Variable names shortened for a report: the names under one two-level scope (such as
+    `cls/predictions`), when there are more than `limit` of them, become one `scope/* (n)`
+    entry.
+
+    Args:
+        names: Variable names such as "cls/predictions/output_bias".
+        limit: How many names of one scope are listed one by one.
+
+    Returns:
+        The names, comma-separated.
+
+    Example:
+
+    >>> group_names(["output_bias", "output_weights", "cls/predictions/a", "cls/predictions/b",
+    ...              "cls/predictions/c", "cls/predictions/d"])
+    'output_bias, output_weights, cls/predictions/* (4)'
+    """
+    scopes = {}
+    for name in sorted(names):
+        parts = name.split("/")
+        scopes.setdefault("/".join(parts[:2]) if len(parts) > 2 else "", []).append(name)
+    out = []
+    for scope, members in sorted(scopes.items()):
+        if scope and len(members) > limit:
+            out.append(f"{scope}/* ({len(members)})")
+        else:
+            out.extend(members)
+    return ", ".join(out)
 
 
 def resolve_checkpoint_path(path) -> str:

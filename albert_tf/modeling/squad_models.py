@@ -131,6 +131,11 @@ class AlbertSquadV2(_SquadBase):
         return ops.log_softmax(logits, axis=-1)
 
     def call(self, inputs, training=None):
+        if "p_mask" not in inputs:
+            raise ValueError(
+                "AlbertSquadV2 inputs need 'p_mask' [batch, length] (1 where an answer cannot "
+                "start: the question, [SEP]s and padding; 0 for the paragraph and [CLS])"
+            )
         seq = ops.cast(self.albert(inputs, training=training)["sequence_output"], "float32")
         p_mask = ops.cast(inputs["p_mask"], "float32")
         start_logits = ops.squeeze(ops.cast(self.start_dense(seq), "float32"), -1)

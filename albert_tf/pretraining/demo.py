@@ -325,6 +325,12 @@ def _options(data: dict, opts: dict, model_dir: str):
 
 def run_demo(output_dir="demo_output", **overrides) -> dict:
     """Run the whole demo into output_dir and return its summary (final held-out metrics)."""
+    unknown = sorted(k for k in overrides if k not in DEMO and k not in DEMO_MODEL)
+    if unknown:
+        raise ValueError(
+            f"run_demo: unknown setting(s) {unknown}; the settings are "
+            f"{sorted(DEMO) + sorted(DEMO_MODEL)}"
+        )
     opts = {**DEMO, **{k: v for k, v in overrides.items() if k in DEMO}}
     model_overrides = {k: v for k, v in overrides.items() if k in DEMO_MODEL}
     fileio.makedirs(output_dir)

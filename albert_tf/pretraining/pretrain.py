@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import sys
 from typing import Optional
 
 from absl import logging
@@ -14,9 +16,11 @@ from albert_tf.engine import distribute, training
 from albert_tf.engine.compiling import compile_for_inference, one_step_per_call
 from albert_tf.engine.init_checkpoint import init_from_checkpoint
 from albert_tf.engine.optimizers import create_optimizer
-from albert_tf.engine.results import append_results
+from albert_tf.engine.results import RESULTS_FILE, append_results, format_metrics
 from albert_tf.engine.run_config import RunConfig
 from albert_tf.engine.run_lock import output_dir_lock
+from albert_tf.engine.run_summary import RunSummary
+from albert_tf.engine.save_points import BEST_CHECKPOINT
 from albert_tf.modeling.albert_model import AlbertPretrainer
 from albert_tf.pretraining.input import pretraining_dataset
 
@@ -124,9 +128,28 @@ def pretrain(config: AlbertConfig, opts: PretrainingOptions, strategy=None) -> d
         )
     with output_dir_lock(opts.output_dir, strategy):
         fileio.makedirs(opts.output_dir)
+        summary = RunSummary(opts.output_dir, os.path.basename(sys.argv[0] or "albert_tf"))
         if opts.do_train:
-            return _train(config, opts, strategy)
-        return _evaluate_checkpoint(config, opts, strategy)
+            results = _train(config, opts, strategy)
+        else:
+            results = _evaluate_checkpoint(config, opts, strategy)
+        _note_outputs(summary, config, opts, results)
+        summary.finish(distribute.is_chief(strategy))
+        return results
+
+
+def _note_outputs(summary, config, opts, results):
+    """The pretraining run's metrics and files in its closing summary."""
+    summary.global_step = results.get("global_step")
+    summary.metrics = {k: v for k, v in results.items() if k != "global_step"}
+    summary.model = {"class": "AlbertPretrainer", "config": {"config": config.to_dict()}}
+    best = fileio.join(opts.output_dir, BEST_CHECKPOINT)
+    if fileio.exists(best + ".index"):
+        summary.add(best, "best checkpoint by masked_lm_accuracy (Google's TF1 format)")
+    if opts.do_eval:
+        summary.add(fileio.join(opts.output_dir, RESULTS_FILE), "every evaluation")
+    if opts.do_train:
+        summary.add(opts.output_dir, f"TensorBoard: tensorboard --logdir {opts.output_dir}")
 
 
 def _train(config, opts, strategy) -> dict:
@@ -186,6 +209,6 @@ def _evaluate_checkpoint(config, opts, strategy) -> dict:
     init_from_checkpoint(model, source, group0_fallback=opts.init_from_group0)
     results = evaluate(model)
     if distribute.is_chief(strategy):
-        append_results(opts.output_dir, results)
-    logging.info("eval results: %s", results)
+        append_results(opts.output_dir, results, title=f"eval of {fileio.basename(source)}")
+    logging.info("eval of %s: %s", source, format_metrics(results))
     return results

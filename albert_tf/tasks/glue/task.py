@@ -101,6 +101,11 @@ class GlueTask:
         )
         self._examples = {}
 
+    @property
+    def label_names(self):
+        """The class names in label-id order (None for regression)."""
+        return None if self.is_regression else list(self.processor.get_labels())
+
     def examples(self, split, task=None):
         """Examples of a split ("train", "dev", "test") of this task or of `task` (mnli-mm, ax)."""
         key = (task or self.task, split)

@@ -144,6 +144,11 @@ class NerTask:
         self.scheme = scheme or conll.label_scheme(self.labels)
         self.label_map = {label: i for i, label in enumerate(self.labels)}
 
+    @property
+    def label_names(self):
+        """The tags in label-id order."""
+        return list(self.labels)
+
     def sentences(self, split) -> List[conll.Sentence]:
         """The sentences of a split, read once (a test file may have no labels)."""
         if split not in self._sentences:
