@@ -21,6 +21,7 @@ from typing import Optional
 from absl import logging
 
 from albert_tf.core.errors import InputError
+from albert_tf.engine.validation import scaled_warmup
 
 PAPER = "ALBERT paper (arXiv 1909.11942 v6) Table 14"
 
@@ -110,6 +111,17 @@ def recipe_for(name: str, driver: str, task_name: Optional[str] = None) -> Recip
     return recipe
 
 
+def _fit_recipe_warmup(FLAGS, recipe, chosen):
+    """A recipe's warmup longer than a run the user shortened keeps its share of the run."""
+    warmup = chosen.get("warmup_step")
+    train = FLAGS["train_step"].value if "train_step" in FLAGS else None
+    if warmup is None or warmup[1] != "recipe" or train is None or warmup[0] <= train:
+        return
+    value = scaled_warmup(warmup[0], recipe.train_step or train, train)
+    FLAGS["warmup_step"].value = value
+    chosen["warmup_step"] = (value, f"recipe's {warmup[0]} scaled to --train_step={train}")
+
+
 def apply_recipe(FLAGS, driver: str) -> dict:
     """Set the flags of --recipe that the command line did not give; returns {flag: (value,
     origin)} of every recipe flag, origin "recipe" or "command line", and logs it."""
@@ -128,6 +140,7 @@ def apply_recipe(FLAGS, driver: str) -> dict:
         else:
             FLAGS[field.name].value = value
             chosen[field.name] = (value, "recipe")
+    _fit_recipe_warmup(FLAGS, recipe, chosen)
     logging.info(
         "--recipe=%s (%s): %s",
         FLAGS.recipe,
