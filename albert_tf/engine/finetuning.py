@@ -32,7 +32,41 @@ from albert_tf.modeling.padding_free import set_padding_free
 
 @dataclasses.dataclass
 class FineTuningOptions:
-    """The flags every fine-tuning driver shares (Google's names)."""
+    """The settings every fine-tuning driver shares, with the names of Google's flags.
+
+    `albert_tf.engine.flags.options_from_flags` builds one from the drivers' flags;
+    `run_finetuning` takes one.
+
+    Args:
+        output_dir: str. Where checkpoints, results, predictions and exports go (local or
+            `gs://`). Required.
+        init_checkpoint: str or None. The pretrained checkpoint to start from (a Google TF1
+            checkpoint or an albert_tf one). None: random weights (a warning is logged).
+        train_batch_size: int. The global training batch. Default 32.
+        eval_batch_size: int. The evaluation batch. Default 8.
+        predict_batch_size: int. The prediction batch. Default 8.
+        learning_rate: float. The peak learning rate. Default 5e-5.
+        train_step: int. The number of optimizer updates. Default 1000.
+        warmup_step: int. The number of linear warmup updates. Default 0.
+        save_checkpoints_steps: int. Updates between checkpoints (each one evaluated when the
+            run evaluates). Default 1000.
+        keep_checkpoint_max: int. The number of recent checkpoints kept. Default 5.
+        optimizer: str. "adamw" (default) or "lamb".
+        iterations_per_loop: int. Steps per compiled call (Keras `steps_per_execution`).
+            Default 1.
+        jit_compile: bool or None. Compile the train step with XLA; None: on for TPU only.
+        gradient_accumulation_steps: int. Micro-batches per update. Default 1.
+        log_every_steps: int. Steps between steps-per-second log lines. Default 100.
+        seed: int or None. The seed of the training-data shuffle and of Keras (weights,
+            dropout). Default 12345.
+        verbose: Keras `fit` verbosity: "auto" (default), 0, 1 or 2.
+        bucket_by_length: bool. Cut each batch to the smallest bucket length that holds its
+            records (see `albert_tf.bucket_lengths`); results are the same. Default True.
+        padding_free: bool. Run the encoder's row-wise work on real tokens only (not under
+            XLA). Default True.
+        tpu_buckets: bool. Use the few TPU buckets (`bucketing.tpu_bucket_lengths`, one
+            compile each) instead of the fine ones. Default False.
+    """
 
     output_dir: str
     init_checkpoint: Optional[str] = None
@@ -62,9 +96,32 @@ _TPU_BUCKETS = contextvars.ContextVar("tpu_buckets", default=False)
 
 @contextlib.contextmanager
 def bucket_by_length(enabled: bool, tpu_buckets: bool = False):
-    """Within the block, predict_records (every task's evaluate / write_predictions) buckets
-    by length or not, with the TPU's few buckets or the fine ladder: the run's flags reach the
-    tasks without a protocol change."""
+    """A context manager that switches length bucketing of evaluation and prediction.
+
+    Inside the `with` block, `predict_records` (which every task's `evaluate` and
+    `write_predictions` use) cuts batches to bucket lengths or not, with the TPU's few buckets
+    or the fine ones (`bucket_lengths`). `run_finetuning` enters it with the run's settings, so
+    they reach the tasks without any change to the task interface. Outside any block,
+    bucketing is on with the fine buckets.
+
+    Args:
+        enabled: bool. Whether evaluation and prediction batches are cut to bucket lengths.
+        tpu_buckets: bool. Use `bucketing.tpu_bucket_lengths` (a few buckets, one XLA compile
+            each) instead of `bucket_lengths`. Default False.
+
+    Yields:
+        None. The settings hold until the block exits.
+
+    Example:
+
+    >>> import albert_tf
+    >>> from albert_tf.engine.finetuning import run_buckets
+    >>> run_buckets(128)
+    (16, 32, 48, 64, 96, 128)
+    >>> with albert_tf.bucket_by_length(True, tpu_buckets=True):
+    ...     run_buckets(128)
+    (32, 64, 128)
+    """
     tokens = _BUCKETING.set(bool(enabled)), _TPU_BUCKETS.set(bool(tpu_buckets))
     try:
         yield
@@ -247,8 +304,8 @@ def padding_free_model_fn(model_fn: Callable, opts: FineTuningOptions) -> Callab
 
 
 def build_eval_model(model_fn: Callable, opts: FineTuningOptions, strategy=None, checkpoint=None):
-    """A task model with weights from `checkpoint` (ours or Google's), the newest checkpoint of
-    output_dir, or init_checkpoint, in that order; compiled for prediction."""
+    """A task model with weights from `checkpoint` (albert_tf's or Google's), the newest
+    checkpoint of output_dir, or init_checkpoint, in that order; compiled for prediction."""
     strategy = strategy or tf.distribute.get_strategy()
     with strategy.scope():
         model = compile_for_inference(
@@ -338,12 +395,37 @@ def run_finetuning(
     do_predict=False,
     export_fn=None,
 ) -> dict:
-    """Google's fine-tuning flow for any task: train (evaluating each checkpoint on dev, the best
-    kept as model.ckpt-best), evaluate the best, predict the test set, export.
+    """Runs Google's fine-tuning flow for any task: train, evaluate, predict, export.
 
-    `task` is a FineTuningTask (albert_tf/engine/task.py): `records(split) -> (path, count)`,
-    `spec`, `best_metric`, `evaluate(model, batch_size) -> dict` and
-    `write_predictions(model, output_dir, batch_size)`.
+    Training evaluates each saved checkpoint on the dev set (with `do_eval`) and keeps the best
+    by `task.best_metric` as output_dir/model.ckpt-best. Then the best checkpoint (else the
+    newest one, else `opts.init_checkpoint`) is evaluated on dev, predicts the test set and is
+    exported, as asked. A run restarted on the same output_dir resumes its training. The
+    output_dir is locked for the run, so two runs cannot write it at once.
+
+    Args:
+        task: A `FineTuningTask` (albert_tf/engine/task_protocol.py): an object with
+            `records(split) -> (path, count)`, `spec`, `best_metric`,
+            `evaluate(model, batch_size) -> dict` and
+            `write_predictions(model, output_dir, batch_size) -> list of paths`.
+        model_fn: Callable with no arguments that builds the task model (an
+            `AlbertTaskModel`, such as `AlbertClassifier`).
+        opts: `FineTuningOptions`. The run's settings.
+        strategy: `tf.distribute.Strategy` or None. Default: the current strategy.
+        do_train: bool. Train to `opts.train_step` updates. Default False.
+        do_eval: bool. Evaluate on dev (each checkpoint while training, then the best).
+            Default False.
+        do_predict: bool. Write the test-set predictions. Default False.
+        export_fn: Callable `model -> export directory`, or None. Exports the final model.
+
+    Returns:
+        dict: the dev metrics (with `do_eval`), `prediction_files` (with `do_predict`) and
+        `export_dir` (with `export_fn`); empty when the run only trains.
+
+    Raises:
+        ValueError: when none of `do_train`, `do_eval`, `do_predict` and `export_fn` is given.
+        TypeError: when `task` lacks a member of the task protocol.
+        OutputDirLockedError: when another live run holds `opts.output_dir`.
     """
     check_task(task)
     if not (do_train or do_eval or do_predict or export_fn):
