@@ -19,11 +19,35 @@ WINDOW_BATCHES = 16  # training: batches sorted together per window (see buckete
 
 
 def bucket_lengths(max_seq_length: int, smallest: int = SMALLEST_BUCKET) -> tuple:
-    """The fixed bucket set: `smallest` times 1, 2, 3, 4, 6, 8, 12, 16, … (2^k and 3·2^k, the
-    multiples of `smallest` from the third bucket on at most 1.5x the one before) below
-    max_seq_length, then max_seq_length itself: at most 1.5x padding per bucket for few shapes.
-    512 → (16, 32, 48, 64, 96, 128, 192, 256, 384, 512), 128 → (16, 32, 48, 64, 96, 128),
-    100 → (16, 32, 48, 64, 96, 100); max_seq_length ≤ smallest → one bucket (nothing is cut)."""
+    """The sequence lengths that fine-tuning batches are cut to (the buckets).
+
+    The buckets are `smallest` times 1, 2, 3, 4, 6, 8, 12, 16, ... (2^k and 3 * 2^k, so from the
+    third bucket on each is at most 1.5x the one before) below `max_seq_length`, then
+    `max_seq_length` itself: a batch is padded at most 1.5x beyond its longest record, with few
+    distinct shapes (each shape is one compile under XLA). When `max_seq_length <= smallest`
+    there is one bucket and nothing is cut. See `tpu_bucket_lengths` for the coarser set used
+    on TPUs.
+
+    Args:
+        max_seq_length: int >= 1. The length the records are stored at; the last bucket.
+        smallest: int >= 1. The first bucket. Default 16.
+
+    Returns:
+        tuple of int: the bucket lengths, increasing, ending with `max_seq_length`.
+
+    Raises:
+        ValueError: when `max_seq_length` or `smallest` is less than 1.
+
+    Example:
+
+    >>> import albert_tf
+    >>> albert_tf.bucket_lengths(512)
+    (16, 32, 48, 64, 96, 128, 192, 256, 384, 512)
+    >>> albert_tf.bucket_lengths(100)
+    (16, 32, 48, 64, 96, 100)
+    >>> albert_tf.bucket_lengths(12)
+    (12,)
+    """
     if max_seq_length < 1 or smallest < 1:
         raise ValueError(
             f"bucket_lengths: lengths must be positive, got {max_seq_length}, {smallest}"
@@ -36,12 +60,27 @@ def bucket_lengths(max_seq_length: int, smallest: int = SMALLEST_BUCKET) -> tupl
 
 
 def tpu_bucket_lengths(max_seq_length: int, smallest: int = SMALLEST_BUCKET) -> tuple:
-    """The small fixed bucket set for TPUs, where every sequence shape is one XLA compile:
-    max_seq_length / 4, / 2 and itself (those ≥ `smallest`): at most 3 training shapes, at most
-    2x padding per bucket. 512 → (128, 256, 512), 128 → (32, 64, 128), 32 → (16, 32).
+    """The small bucket set for TPUs, where every sequence shape is one XLA compile.
+
+    The buckets are `max_seq_length // 4`, `// 2` and `max_seq_length` itself (those at least
+    `smallest`): at most 3 training shapes, at most 2x padding per bucket.
+
+    Args:
+        max_seq_length: int >= 1. The length the records are stored at; the last bucket.
+        smallest: int >= 1. Shorter buckets are left out. Default 16.
+
+    Returns:
+        tuple of int: the bucket lengths, increasing, ending with `max_seq_length`.
+
+    Raises:
+        ValueError: when `max_seq_length` or `smallest` is less than 1.
+
+    Example:
 
     >>> tpu_bucket_lengths(512)
     (128, 256, 512)
+    >>> tpu_bucket_lengths(32)
+    (16, 32)
     """
     if max_seq_length < 1 or smallest < 1:
         raise ValueError(f"tpu_bucket_lengths: lengths must be positive, got {max_seq_length}")

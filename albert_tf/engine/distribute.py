@@ -1,8 +1,9 @@
-"""One place for tf.distribute: strategies from flags, batch semantics, chief-only writing,
-precision.
+"""Everything about tf.distribute in one module: strategies from flags, batch sizes,
+chief-only writing and the precision policy.
 
-Every driver calls `strategy_from_flags(FLAGS)`; `train_batch_size` is the global batch, as on
-Google's TPUs, and datasets are built per input pipeline with the per-replica batch.
+Every driver calls `strategy_from_flags(FLAGS)`. `train_batch_size` is the global batch over all
+replicas, as on Google's TPUs; datasets are built once per input pipeline with the per-replica
+batch.
 """
 
 from __future__ import annotations
@@ -61,7 +62,49 @@ def get_strategy(
     all_reduce_alg=None,
     devices=None,
 ):
-    """Build the tf.distribute strategy; `devices` overrides the mirrored device list."""
+    """Builds a `tf.distribute` strategy by name, as the drivers' `--strategy_type` flag does.
+
+    "one_device" runs on the first GPU, else the CPU; "mirrored" replicates the model over the
+    local GPUs (or the CPU when there are none); "multi_worker_mirrored" reads the cluster from
+    the `TF_CONFIG` environment variable and must be created before any other TensorFlow op;
+    "tpu" connects to and initialises a Cloud TPU.
+
+    Args:
+        strategy_type: str. "one_device" (default), "mirrored", "multi_worker_mirrored" or
+            "tpu".
+        use_tpu: bool. Google's flag: True means `strategy_type="tpu"`. Default False.
+        tpu: str or None. The TPU's name or grpc:// address, or "local" on a TPU VM; None: the
+            `TPU_NAME` environment variable or this VM's TPU.
+        tpu_zone: str or None. The GCE zone of the TPU.
+        gcp_project: str or None. The GCP project of the TPU.
+        num_gpus: int or None. The number of GPUs to mirror over; None: all visible GPUs.
+        all_reduce_alg: str or None. The cross-device all-reduce: "nccl" or
+            "hierarchical_copy" for "mirrored"; "nccl" or "ring" for "multi_worker_mirrored";
+            None or "auto": TensorFlow's choice.
+        devices: list of str, or None. For "mirrored": the devices to mirror over, instead of
+            the GPUs picked by `num_gpus`.
+
+    Returns:
+        `tf.distribute.Strategy`: the strategy.
+
+    Raises:
+        ValueError: when `strategy_type` is unknown, `num_gpus` exceeds the visible GPUs, no TPU
+            can be reached, or "multi_worker_mirrored" is asked for without `TF_CONFIG`.
+
+    Example:
+
+    >>> import albert_tf
+    >>> strategy = albert_tf.get_strategy()  # the first GPU, else the CPU
+    >>> type(strategy).__name__, strategy.num_replicas_in_sync
+    ('OneDeviceStrategy', 1)
+    >>> strategy = albert_tf.get_strategy("mirrored", devices=["/cpu:0"])
+    >>> type(strategy).__name__, strategy.num_replicas_in_sync
+    ('MirroredStrategy', 1)
+    >>> albert_tf.get_strategy("gpu")
+    Traceback (most recent call last):
+    ...
+    ValueError: --strategy_type 'gpu' is unknown; use one of ('one_device', 'mirrored', ...)
+    """
     if use_tpu:
         strategy_type = "tpu"
     if strategy_type not in STRATEGIES:
@@ -99,7 +142,14 @@ def _multi_worker_strategy(all_reduce_alg):
 
 
 def strategy_from_flags(FLAGS):
-    """The strategy the shared distribution flags ask for, with the precision policy set."""
+    """The strategy that the shared distribution flags ask for, with the precision policy set.
+
+    Args:
+        FLAGS: absl flags with those of `define_distribution_flags`.
+
+    Returns:
+        `tf.distribute.Strategy`: the strategy (see `get_strategy`).
+    """
     set_precision(FLAGS.dtype)
     strategy = get_strategy(
         FLAGS.strategy_type,
@@ -126,8 +176,17 @@ def jit_compile_default(strategy, requested=None):
 
 
 def set_precision(dtype: str):
-    """Keras mixed precision: variables stay float32; LayerNorm, softmax and losses run in
-    float32."""
+    """Sets the Keras precision policy for the models built after it.
+
+    With "bfloat16" or "float16" (Keras mixed precision) the variables stay float32, and the
+    models compute LayerNorm, softmax, logits and losses in float32.
+
+    Args:
+        dtype: str. "float32", "bfloat16" or "float16".
+
+    Raises:
+        ValueError: when `dtype` is none of those.
+    """
     policies = {"float32": "float32", "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}
     if dtype not in policies:
         raise ValueError(f"--dtype {dtype!r} is unknown; use one of {DTYPES}")
@@ -138,7 +197,18 @@ def set_precision(dtype: str):
 
 
 def per_replica_batch_size(global_batch_size: int, strategy) -> int:
-    """The global batch split over replicas; it must divide evenly (static shapes)."""
+    """The global batch split over the replicas; it must divide evenly (static shapes).
+
+    Args:
+        global_batch_size: int. The batch of one step over all replicas.
+        strategy: `tf.distribute.Strategy`. The strategy whose replicas share the batch.
+
+    Returns:
+        int: the batch of one replica.
+
+    Raises:
+        ValueError: when the replicas do not divide `global_batch_size`.
+    """
     n = strategy.num_replicas_in_sync
     if global_batch_size % n:
         raise ValueError(
@@ -148,7 +218,20 @@ def per_replica_batch_size(global_batch_size: int, strategy) -> int:
 
 
 def distribute_dataset(strategy, dataset_fn, global_batch_size: int):
-    """`dataset_fn(per_replica_batch, input_context)` → dataset, built once per input pipeline."""
+    """The training dataset for a strategy, built once per input pipeline.
+
+    Args:
+        strategy: `tf.distribute.Strategy`. The strategy to feed.
+        dataset_fn: Callable `(per_replica_batch_size, tf.distribute.InputContext) ->
+            tf.data.Dataset`.
+        global_batch_size: int. The batch of one step over all replicas.
+
+    Returns:
+        The dataset itself on one replica, else a distributed dataset.
+
+    Raises:
+        ValueError: when the replicas do not divide `global_batch_size`.
+    """
     per_replica = per_replica_batch_size(global_batch_size, strategy)
     logging.info(
         "global batch %d = %d replicas × %d",
@@ -175,7 +258,17 @@ def task_info():
 
 
 def is_chief(strategy=None) -> bool:
-    """The chief writes checkpoints and summaries: task 'chief', or worker 0 without a chief."""
+    """Whether this process writes checkpoints and summaries (the chief).
+
+    The chief is task "chief" of `TF_CONFIG`, or worker 0 when the cluster has no chief; a
+    process without `TF_CONFIG` is always the chief.
+
+    Args:
+        strategy: Unused; kept so callers can pass their strategy.
+
+    Returns:
+        bool: True for the chief.
+    """
     task_type, task_id, has_chief = task_info()
     if task_type is None:
         return True

@@ -38,9 +38,32 @@ _TPU_BUCKETS = contextvars.ContextVar("tpu_buckets", default=False)
 
 @contextlib.contextmanager
 def bucket_by_length(enabled: bool, tpu_buckets: bool = False):
-    """Within the block, predict_records (every task's evaluate / write_predictions) buckets
-    by length or not, with the TPU's few buckets or the fine ladder: the run's flags reach the
-    tasks without a protocol change."""
+    """A context manager that switches length bucketing of evaluation and prediction.
+
+    Inside the `with` block, `predict_records` (which every task's `evaluate` and
+    `write_predictions` use) cuts batches to bucket lengths or not, with the TPU's few buckets
+    or the fine ones (`bucket_lengths`). `run_finetuning` enters it with the run's settings, so
+    they reach the tasks without any change to the task interface. Outside any block,
+    bucketing is on with the fine buckets.
+
+    Args:
+        enabled: bool. Whether evaluation and prediction batches are cut to bucket lengths.
+        tpu_buckets: bool. Use `bucketing.tpu_bucket_lengths` (a few buckets, one XLA compile
+            each) instead of `bucket_lengths`. Default False.
+
+    Yields:
+        None. The settings hold until the block exits.
+
+    Example:
+
+    >>> import albert_tf
+    >>> from albert_tf.engine.finetuning import run_buckets
+    >>> run_buckets(128)
+    (16, 32, 48, 64, 96, 128)
+    >>> with albert_tf.bucket_by_length(True, tpu_buckets=True):
+    ...     run_buckets(128)
+    (32, 64, 128)
+    """
     tokens = _BUCKETING.set(bool(enabled)), _TPU_BUCKETS.set(bool(tpu_buckets))
     try:
         yield
@@ -223,8 +246,8 @@ def padding_free_model_fn(model_fn: Callable, opts: FineTuningOptions) -> Callab
 
 
 def build_eval_model(model_fn: Callable, opts: FineTuningOptions, strategy=None, checkpoint=None):
-    """A task model with weights from `checkpoint` (ours or Google's), the newest checkpoint of
-    output_dir, or init_checkpoint, in that order; compiled for prediction."""
+    """A task model with weights from `checkpoint` (albert_tf's or Google's), the newest
+    checkpoint of output_dir, or init_checkpoint, in that order; compiled for prediction."""
     strategy = strategy or tf.distribute.get_strategy()
     with strategy.scope():
         model = compile_for_inference(
@@ -314,12 +337,37 @@ def run_finetuning(
     do_predict=False,
     export_fn=None,
 ) -> dict:
-    """Google's fine-tuning flow for any task: train (evaluating each checkpoint on dev, the best
-    kept as model.ckpt-best), evaluate the best, predict the test set, export.
+    """Runs Google's fine-tuning flow for any task: train, evaluate, predict, export.
 
-    `task` is a FineTuningTask (albert_tf/engine/task.py): `records(split) -> (path, count)`,
-    `spec`, `best_metric`, `evaluate(model, batch_size) -> dict` and
-    `write_predictions(model, output_dir, batch_size)`.
+    Training evaluates each saved checkpoint on the dev set (with `do_eval`) and keeps the best
+    by `task.best_metric` as output_dir/model.ckpt-best. Then the best checkpoint (else the
+    newest one, else `opts.init_checkpoint`) is evaluated on dev, predicts the test set and is
+    exported, as asked. A run restarted on the same output_dir resumes its training. The
+    output_dir is locked for the run, so two runs cannot write it at once.
+
+    Args:
+        task: A `FineTuningTask` (albert_tf/engine/task_protocol.py): an object with
+            `records(split) -> (path, count)`, `spec`, `best_metric`,
+            `evaluate(model, batch_size) -> dict` and
+            `write_predictions(model, output_dir, batch_size) -> list of paths`.
+        model_fn: Callable with no arguments that builds the task model (an
+            `AlbertTaskModel`, such as `AlbertClassifier`).
+        opts: `FineTuningOptions`. The run's settings.
+        strategy: `tf.distribute.Strategy` or None. Default: the current strategy.
+        do_train: bool. Train to `opts.train_step` updates. Default False.
+        do_eval: bool. Evaluate on dev (each checkpoint while training, then the best).
+            Default False.
+        do_predict: bool. Write the test-set predictions. Default False.
+        export_fn: Callable `model -> export directory`, or None. Exports the final model.
+
+    Returns:
+        dict: the dev metrics (with `do_eval`), `prediction_files` (with `do_predict`) and
+        `export_dir` (with `export_fn`); empty when the run only trains.
+
+    Raises:
+        ValueError: when none of `do_train`, `do_eval`, `do_predict` and `export_fn` is given.
+        TypeError: when `task` lacks a member of the task protocol.
+        OutputDirLockedError: when another live run holds `opts.output_dir`.
     """
     check_task(task)
     if not (do_train or do_eval or do_predict or export_fn):

@@ -9,15 +9,42 @@ from albert_tf.engine.arg_checks import check_number
 
 @keras.saving.register_keras_serializable(package="albert_tf")
 class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
-    """Google's ALBERT schedule: polynomial decay from `init_lr` to `end_lr` over `num_train_steps`,
-    replaced by linear warmup `init_lr * (step - start_warmup_step) / num_warmup_steps` while
-    `step - start_warmup_step < num_warmup_steps`.
+    """Google's ALBERT learning-rate schedule: linear warmup, then polynomial decay.
 
-    As in Google's code the decay is a function of the raw step (not of step - start_warmup_step),
-    so at the boundary step `start_warmup_step + num_warmup_steps` the rate jumps from
-    `init_lr * (w-1)/w` to the decayed value, not to `init_lr`; after `num_train_steps` it stays at
-    `end_lr`. One deliberate difference: before `start_warmup_step` Google's formula is negative
-    (gradient ascent); here it is 0.
+    The rate decays polynomially from `init_lr` to `end_lr` over `num_train_steps`; while
+    `step - start_warmup_step < num_warmup_steps` it is replaced by the linear warmup
+    `init_lr * (step - start_warmup_step) / num_warmup_steps`.
+
+    As in Google's code, the decay is a function of the raw step (not of
+    `step - start_warmup_step`), so at the end of warmup (step
+    `start_warmup_step + num_warmup_steps`) the rate jumps from `init_lr * (w - 1) / w` to the
+    decayed value, not to `init_lr`. After `num_train_steps` it stays at `end_lr`. One
+    deliberate difference from Google's code: before `start_warmup_step` Google's formula gives
+    a negative rate (gradient ascent); here the rate is 0.
+
+    Args:
+        init_lr: float > 0. The peak learning rate.
+        num_train_steps: int > 0. The step at which the decay reaches `end_lr`.
+        num_warmup_steps: int >= 0. The length of the warmup in steps; 0: no warmup.
+            Default 0.
+        poly_power: float > 0. The power of the polynomial decay; 1.0 is linear. Default 1.0.
+        start_warmup_step: int >= 0. The step at which warmup starts. Default 0.
+        end_lr: float >= 0. The rate at and after `num_train_steps`. Default 0.0.
+        name: str or None. The name scope of the computation. Default None
+            ("WarmupPolynomialDecay").
+
+    Raises:
+        ValueError: when an argument is out of its range or of the wrong type.
+
+    Example:
+
+    >>> import albert_tf
+    >>> schedule = albert_tf.WarmupPolynomialDecay(1.0, num_train_steps=10, num_warmup_steps=4)
+    >>> [round(float(schedule(step)), 3) for step in range(12)]
+    [0.0, 0.25, 0.5, 0.75, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 0.0, 0.0]
+
+    The rate goes from 0.75 at step 3 to 0.6 at step 4 (the decayed value), never reaching
+    `init_lr`, exactly as Google's schedule does.
     """
 
     def __init__(
@@ -51,7 +78,15 @@ class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
         return (self.init_lr - self.end_lr) * tf.pow(1.0 - fraction, self.poly_power) + self.end_lr
 
     def __call__(self, step):
-        """The learning rate for the update taken when `step` updates have already been applied."""
+        """The learning rate of the update taken after `step` updates have been applied.
+
+        Args:
+            step: int or scalar tensor. The number of updates applied so far (the optimizer's
+                `iterations`).
+
+        Returns:
+            float32 scalar tensor: the learning rate.
+        """
         with tf.name_scope(self.name or "WarmupPolynomialDecay"):
             step = tf.cast(step, tf.float32)
             lr = self._decayed(step)
@@ -63,7 +98,11 @@ class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
             return lr
 
     def get_config(self):
-        """Constructor arguments, for Keras serialization."""
+        """The constructor arguments, for Keras serialization.
+
+        Returns:
+            dict: the arguments that rebuild this schedule.
+        """
         return {
             "init_lr": self.init_lr,
             "num_train_steps": self.num_train_steps,

@@ -1,7 +1,10 @@
-"""Google's ALBERT optimizers as Keras 3 objects: AdamWeightDecay and LAMB with exact update rules,
-global-norm clipping of the cross-replica gradient and gradient accumulation that counts real
-updates, and `create_optimizer`, which pairs one of them with the warmup + polynomial-decay
-learning rate (`learning_rate.WarmupPolynomialDecay`) as Google's `create_optimizer` does.
+"""Google's ALBERT optimizers as Keras 3 optimizers.
+
+`AdamWeightDecay` and `LAMB` follow Google's update rules exactly, clip the global norm of the
+gradient after it is summed across replicas, and accumulate gradients over micro-batches while
+counting only real updates. `create_optimizer` pairs one of them with the warmup +
+polynomial-decay learning rate (`learning_rate.WarmupPolynomialDecay`), as Google's
+`optimization.create_optimizer` does.
 
 Why not `keras.optimizers.Lamb` / `AdamW`: see docs/optimization.md (in short: they always apply
 bias correction, put weight decay outside LAMB's trust ratio, match exclusions on the short
@@ -35,7 +38,7 @@ _KERAS_OPTIONS_IGNORED = ("ema_momentum", "ema_overwrite_frequency")
 
 
 def _reject_keras_options(kwargs):
-    """Fail loudly on Keras options this module replaces, so their semantics never mix with ours."""
+    """Refuses the Keras options this module replaces, so the two meanings never mix."""
     for key in _KERAS_OPTIONS_IGNORED:
         kwargs.pop(key, None)
     for key, ours in _KERAS_OPTIONS_REPLACED.items():
@@ -121,7 +124,7 @@ class _GoogleAdam(keras.optimizers.Optimizer):
         )
         if not isinstance(bias_correction, bool):
             raise ValueError(f"`bias_correction` must be a bool, got {bias_correction!r}")
-        # Keras's own clipping, weight decay and accumulation stay off: we do them ourselves.
+        # Keras's own clipping, weight decay and accumulation stay off: this class does them.
         super().__init__(
             learning_rate=learning_rate, loss_scale_factor=loss_scale_factor, name=name, **kwargs
         )
@@ -135,8 +138,18 @@ class _GoogleAdam(keras.optimizers.Optimizer):
     # -- variables ------------------------------------------------------------------------
 
     def build(self, var_list):
-        """Create the moments (and accumulators) and decide each variable's exclusions once,
-        from its path, since per-device copies inside an update have no Keras path."""
+        """Creates the optimizer's variables for `var_list`.
+
+        Creates the moments (and the gradient accumulators), and decides once per variable,
+        from its path, whether it gets weight decay (and the LAMB trust ratio): the per-device
+        copies seen inside an update have no Keras path.
+
+        Args:
+            var_list: list of variables. The variables this optimizer will update.
+
+        Raises:
+            ValueError: when a variable has a constraint or `overwrite_with_gradient` set.
+        """
         if self.built:
             return
         for v in var_list:
@@ -173,7 +186,15 @@ class _GoogleAdam(keras.optimizers.Optimizer):
         return []
 
     def exclude_from_weight_decay(self, var_list=None, var_names=None):
-        """Not used here: pass `exclude_from_weight_decay=[regex, ...]` to the constructor."""
+        """Not supported: pass `exclude_from_weight_decay=[regex, ...]` to the constructor.
+
+        Args:
+            var_list: Unused.
+            var_names: Unused.
+
+        Raises:
+            NotImplementedError: always.
+        """
         raise NotImplementedError(
             "set exclusions with the constructor argument "
             "`exclude_from_weight_decay=[regex, ...]` instead"
@@ -182,8 +203,22 @@ class _GoogleAdam(keras.optimizers.Optimizer):
     # -- one optimizer call (a micro-step) -----------------------------------------------
 
     def apply(self, grads, trainable_variables=None):
-        """Keras entry point (apply_gradients calls it). Sums gradients over replicas, adds them
-        to the accumulators, and every `accumulation_steps` calls clips the mean and updates."""
+        """Applies one micro-batch's gradients (Keras's `apply_gradients` calls this).
+
+        Sums the gradients over replicas and adds them to the accumulators; every
+        `gradient_accumulation_steps` calls it clips the mean gradient to `clip_norm` and
+        updates the variables. Variables whose gradient is None are skipped, as in Google's
+        code. Call it in a replica context (a Keras train step or `strategy.run`).
+
+        Args:
+            grads: list of tensors (or None). One gradient per variable.
+            trainable_variables: list of variables, or None. The variables to update; None:
+                those the optimizer was built with.
+
+        Raises:
+            ValueError: when called in a cross-replica context, when the numbers of gradients
+                and variables differ, or when `trainable_variables` is None on the first call.
+        """
         grads, variables = self._pair_gradients(grads, trainable_variables)
         if not grads:
             return
@@ -263,8 +298,18 @@ class _GoogleAdam(keras.optimizers.Optimizer):
     # -- the update rule ----------------------------------------------------------------
 
     def update_step(self, gradient, variable, learning_rate):
-        """Google's rule: m, v moments; u = m/(sqrt(v)+eps) + wd*w; w -= r*lr*u (r: trust ratio,
-        1 for AdamW). With bias_correction, m and v are divided by (1 - beta^t) first."""
+        """Updates one variable with Google's rule.
+
+        m and v are the moment estimates; `u = m / (sqrt(v) + epsilon) + weight_decay_rate * w`
+        (the decay only for variables not excluded) and `w -= r * lr * u`, where r is LAMB's
+        trust ratio (1 for AdamWeightDecay and for excluded variables). With
+        `bias_correction`, m and v are first divided by `1 - beta**t`.
+
+        Args:
+            gradient: tensor. The (clipped, averaged) gradient of `variable`.
+            variable: The variable to update.
+            learning_rate: scalar tensor. The learning rate of this update.
+        """
         i = self._get_variable_index(variable)
         dtype = variable.dtype
         g = tf.cast(gradient, dtype)
@@ -295,7 +340,14 @@ class _GoogleAdam(keras.optimizers.Optimizer):
     # -- serialization --------------------------------------------------------------------
 
     def get_config(self):
-        """Our constructor arguments (Keras's clipping/decay/EMA options are not ours to save)."""
+        """The constructor arguments, for Keras serialization.
+
+        Keras's own clipping, weight-decay and EMA options are left out (this class refuses
+        them).
+
+        Returns:
+            dict: the arguments that rebuild this optimizer.
+        """
         config = super().get_config()
         for key in list(_KERAS_OPTIONS_REPLACED) + list(_KERAS_OPTIONS_IGNORED):
             config.pop(key, None)
@@ -316,14 +368,133 @@ class _GoogleAdam(keras.optimizers.Optimizer):
 
 @keras.saving.register_keras_serializable(package="albert_tf")
 class AdamWeightDecay(_GoogleAdam):
-    """Google's AdamWeightDecayOptimizer (BERT/ALBERT fine-tuning): Adam without bias correction
-    by default, weight decay 0.01 added to the update except for LayerNorm and bias variables."""
+    """Google's AdamWeightDecayOptimizer, the optimizer of BERT and ALBERT fine-tuning.
+
+    Adam without bias correction (by default), with decoupled weight decay (0.01) added to the
+    update of every variable but the LayerNorm and bias ones, and the gradient clipped to a
+    global norm of 1.0 after it is summed over replicas. Unlike `keras.optimizers.AdamW`, it
+    matches exclusions on the variable's full path, clips after the cross-replica sum, and
+    with gradient accumulation advances `iterations` (so the learning-rate schedule) once per
+    real update; docs/optimization.md lists every difference.
+
+    Args:
+        learning_rate: float or `keras.optimizers.schedules.LearningRateSchedule`. The learning
+            rate; `create_optimizer` passes Google's warmup + polynomial-decay schedule.
+            Default 0.001.
+        beta_1: float in [0, 1). Decay rate of the first moment (momentum). Default 0.9.
+        beta_2: float in [0, 1). Decay rate of the second moment. Default 0.999.
+        epsilon: float > 0. Added to the square root of the second moment. Default 1e-6
+            (Google's; Keras's Adam uses 1e-7).
+        weight_decay_rate: float >= 0. Decoupled weight decay: `weight_decay_rate * w` is added
+            to the update (so it is scaled by the learning rate). Default 0.01.
+        exclude_from_weight_decay: list of str. Regexes searched (`re.search`) in each
+            variable's full path; a variable that matches gets no weight decay. Default
+            `("LayerNorm", "layer_norm", "bias")`, Google's list.
+        bias_correction: bool. Divide the moments by `1 - beta**t` as Adam does. Default False
+            (Google's optimizers have no bias correction).
+        clip_norm: float > 0, or None. Clip the global norm of the gradient, summed over
+            replicas (and averaged over accumulated micro-batches), to this value; None: no
+            clipping. Default 1.0.
+        gradient_accumulation_steps: int >= 1. Apply one update every this many calls, with
+            the mean of their gradients; `iterations` (and so the learning-rate schedule)
+            counts updates, not calls. Default 1.
+        loss_scale_factor: float or None. Gradients are divided by it first (for a loss scaled
+            by it, as in `keras.optimizers.Optimizer`). Default None.
+        name: str or None. The optimizer's name.
+        **kwargs: Other `keras.optimizers.Optimizer` arguments. Keras's `weight_decay`,
+            `clipnorm`, `global_clipnorm`, `clipvalue` and `use_ema` are refused (this class
+            does their work itself; use `weight_decay_rate` and `clip_norm`), and
+            `ema_momentum` / `ema_overwrite_frequency` are ignored.
+
+    Raises:
+        ValueError: when an argument is out of range, `exclude_from_weight_decay` is a single
+            string rather than a list, or a Keras option this class replaces is given; at
+            `build`, when a variable has a constraint (not supported).
+
+    Example:
+
+    >>> import numpy as np, keras, albert_tf
+    >>> optimizer = albert_tf.AdamWeightDecay(learning_rate=0.1, weight_decay_rate=0.01)
+    >>> kernel = keras.Variable([1.0, -2.0], name="kernel")
+    >>> bias = keras.Variable([0.5], name="bias")  # matches "bias": no weight decay
+    >>> optimizer.apply([np.array([0.5, 0.5], "float32"), np.array([1.0], "float32")],
+    ...                 [kernel, bias])
+    >>> kernel.numpy().round(3), bias.numpy().round(3)
+    (array([ 0.683, -2.314], dtype=float32), array([0.184], dtype=float32))
+
+    With gradient accumulation, `iterations` counts updates, not calls:
+
+    >>> optimizer = albert_tf.AdamWeightDecay(learning_rate=0.1, gradient_accumulation_steps=2)
+    >>> w = keras.Variable([1.0], name="kernel")
+    >>> optimizer.apply([np.array([1.0], "float32")], [w])
+    >>> w.numpy(), int(optimizer.iterations)  # gradient stored, no update yet
+    (array([1.], dtype=float32), 0)
+    >>> optimizer.apply([np.array([1.0], "float32")], [w])
+    >>> w.numpy().round(3), int(optimizer.iterations)
+    (array([0.683], dtype=float32), 1)
+    """
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
 class LAMB(_GoogleAdam):
-    """Google's LAMB (ALBERT pretraining): the AdamWeightDecay update scaled per variable by the
-    trust ratio ||w||/||u||; excluded variables skip both weight decay and the trust ratio."""
+    """Google's LAMB optimizer, the optimizer of ALBERT pretraining.
+
+    The `AdamWeightDecay` update u (Adam moments plus decoupled weight decay) scaled for each
+    variable by the trust ratio `||w|| / ||u||` (1.0 when either norm is 0), so every layer
+    moves by a step proportional to its own size; this is what lets ALBERT pretrain with large
+    batches. As in Google's code, the weight decay is inside the trust ratio, and the variables
+    excluded from weight decay (LayerNorm and bias) are by default also excluded from layer
+    adaptation, so they skip both. Clipping and gradient accumulation are those of
+    `AdamWeightDecay`.
+
+    Args:
+        learning_rate: float or `keras.optimizers.schedules.LearningRateSchedule`. The learning
+            rate; `create_optimizer` passes Google's warmup + polynomial-decay schedule.
+            Default 0.001.
+        exclude_from_layer_adaptation: list of str, or None. Regexes searched in each
+            variable's full path; a variable that matches gets no trust ratio. Default None:
+            the `exclude_from_weight_decay` list.
+        beta_1: float in [0, 1). Decay rate of the first moment (momentum). Default 0.9.
+        beta_2: float in [0, 1). Decay rate of the second moment. Default 0.999.
+        epsilon: float > 0. Added to the square root of the second moment. Default 1e-6
+            (Google's; Keras's Adam uses 1e-7).
+        weight_decay_rate: float >= 0. Decoupled weight decay: `weight_decay_rate * w` is added
+            to the update (so it is scaled by the learning rate). Default 0.01.
+        exclude_from_weight_decay: list of str. Regexes searched (`re.search`) in each
+            variable's full path; a variable that matches gets no weight decay. Default
+            `("LayerNorm", "layer_norm", "bias")`, Google's list.
+        bias_correction: bool. Divide the moments by `1 - beta**t` as Adam does. Default False
+            (Google's optimizers have no bias correction).
+        clip_norm: float > 0, or None. Clip the global norm of the gradient, summed over
+            replicas (and averaged over accumulated micro-batches), to this value; None: no
+            clipping. Default 1.0.
+        gradient_accumulation_steps: int >= 1. Apply one update every this many calls, with
+            the mean of their gradients; `iterations` (and so the learning-rate schedule)
+            counts updates, not calls. Default 1.
+        loss_scale_factor: float or None. Gradients are divided by it first (for a loss scaled
+            by it, as in `keras.optimizers.Optimizer`). Default None.
+        name: str or None. The optimizer's name.
+        **kwargs: Other `keras.optimizers.Optimizer` arguments. Keras's `weight_decay`,
+            `clipnorm`, `global_clipnorm`, `clipvalue` and `use_ema` are refused (this class
+            does their work itself; use `weight_decay_rate` and `clip_norm`), and
+            `ema_momentum` / `ema_overwrite_frequency` are ignored.
+
+    Raises:
+        ValueError: when an argument is out of range, an exclusion list is a single string
+            rather than a list, or a Keras option this class replaces is given; at `build`,
+            when a variable has a constraint (not supported).
+
+    Example:
+
+    >>> import numpy as np, keras, albert_tf
+    >>> optimizer = albert_tf.LAMB(learning_rate=0.1)
+    >>> kernel = keras.Variable([3.0, 4.0], name="kernel")  # ||w|| = 5
+    >>> bias = keras.Variable([0.5], name="bias")  # excluded: plain Adam step, no decay
+    >>> optimizer.apply([np.array([1.0, 1.0], "float32"), np.array([1.0], "float32")],
+    ...                 [kernel, bias])
+    >>> kernel.numpy().round(3), bias.numpy().round(3)
+    (array([2.647, 3.646], dtype=float32), array([0.184], dtype=float32))
+    """
 
     _layer_adaptation = True
 
@@ -342,7 +513,12 @@ class LAMB(_GoogleAdam):
         return self.layer_adaptation_exclusions
 
     def get_config(self):
-        """Adds the layer-adaptation exclusions to the shared config."""
+        """The constructor arguments, for Keras serialization.
+
+        Returns:
+            dict: the arguments of `AdamWeightDecay.get_config` plus
+            `exclude_from_layer_adaptation`.
+        """
         config = super().get_config()
         config["exclude_from_layer_adaptation"] = list(self.layer_adaptation_exclusions)
         return config
@@ -364,9 +540,47 @@ def create_optimizer(
     bias_correction=False,
     gradient_accumulation_steps=1,
 ):
-    """Google's `optimization.create_optimizer` as a Keras optimizer: the warmup + polynomial
-    decay schedule (counted in real updates) driving AdamWeightDecay ("adamw") or LAMB ("lamb")
-    with beta 0.9/0.999, epsilon 1e-6, Google's exclusions and global-norm clipping."""
+    """Builds the optimizer of Google's ALBERT scripts (`optimization.create_optimizer`).
+
+    `AdamWeightDecay` ("adamw", for fine-tuning) or `LAMB` ("lamb", for pretraining) with beta
+    0.9 / 0.999, epsilon 1e-6, Google's weight-decay exclusions (LayerNorm and bias) and
+    global-norm clipping, driven by `WarmupPolynomialDecay`: linear warmup to `init_lr`, then
+    polynomial decay to 0 at `num_train_steps`. The schedule counts real updates, so with
+    gradient accumulation it advances once per accumulated step.
+
+    Args:
+        init_lr: float > 0. The peak learning rate, reached at the end of warmup.
+        num_train_steps: int > 0. The number of updates over which the rate decays to 0.
+        num_warmup_steps: int >= 0. The number of warmup updates (0: no warmup).
+        optimizer: str. "adamw" (default) or "lamb" (any case).
+        poly_power: float > 0. The power of the polynomial decay. Default 1.0 (linear).
+        start_warmup_step: int >= 0. The update at which warmup starts; the rate is 0 before
+            it. Default 0.
+        weight_decay_rate: float >= 0. Decoupled weight decay. Default 0.01.
+        clip_norm: float > 0, or None. The global gradient norm to clip to; None: no
+            clipping. Default 1.0.
+        bias_correction: bool. Adam's bias correction (Google's optimizers have none).
+            Default False.
+        gradient_accumulation_steps: int >= 1. Micro-batches per update. Default 1.
+
+    Returns:
+        `AdamWeightDecay` or `LAMB`: the optimizer, named "adamw" or "lamb".
+
+    Raises:
+        ValueError: when `optimizer` is not "adamw" or "lamb", or another argument is out of
+            range.
+
+    Example:
+
+    >>> import albert_tf
+    >>> optimizer = albert_tf.create_optimizer(5e-5, num_train_steps=1000, num_warmup_steps=100)
+    >>> type(optimizer).__name__, optimizer.name, optimizer.clip_norm
+    ('AdamWeightDecay', 'adamw', 1.0)
+    >>> float(optimizer.learning_rate)  # the start of warmup
+    0.0
+    >>> type(albert_tf.create_optimizer(0.00176, 125000, 3125, optimizer="lamb")).__name__
+    'LAMB'
+    """
     if not isinstance(optimizer, str) or optimizer.lower() not in _OPTIMIZERS:
         raise ValueError(f"`optimizer` must be one of {sorted(_OPTIMIZERS)}, got {optimizer!r}")
     schedule = WarmupPolynomialDecay(

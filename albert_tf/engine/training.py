@@ -38,6 +38,18 @@ from albert_tf.engine.save_points import SavePoints, restore_latest
 
 @dataclasses.dataclass
 class TrainResult:
+    """What `train` returns.
+
+    Args:
+        model: keras.Model. The trained model.
+        global_step: int. The optimizer updates applied, over all of the run's lives.
+        best: dict or None. The best evaluation by the run's metric (None without evaluation).
+        eval_history: list of dict. Every evaluation of the run, in order.
+        train_history: dict. Keras `fit`'s history of this life of the run (metric name to
+            one value per epoch of `save_checkpoints_steps` steps); empty when nothing was
+            left to train.
+    """
+
     model: keras.Model
     global_step: int
     best: Optional[dict]
@@ -104,13 +116,14 @@ def train(
             default: a TF1 checkpoint with Google's names.
 
     Returns:
-        A `TrainResult`: the trained model, the global step, the best evaluation and the
-        evaluation history.
+        A `TrainResult`: the trained model, the global step, the best evaluation, the
+        evaluation history and Keras `fit`'s training history.
 
     Raises:
-        OutputDirLockedError: Another live run holds `run.output_dir`.
-        NonFiniteLossError: The loss became NaN or infinite.
-        ValueError: `global_batch_size` is not divisible by the gradient accumulation steps.
+        OutputDirLockedError: when another live run holds `run.output_dir`.
+        NonFiniteLossError: when the loss becomes NaN or infinite.
+        ValueError: when `global_batch_size` is not divisible by the gradient accumulation
+            steps.
 
     Example:
 

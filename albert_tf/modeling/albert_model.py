@@ -23,11 +23,58 @@ from albert_tf.modeling.names import mlm_head_variable_map, pooled_head_variable
 
 @keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertModel(ConfigSerializable, ServingSignature, keras.Model):
-    """The ALBERT encoder: factorized embedding → shared Transformer → pooler.
+    """The ALBERT encoder: factorized embedding, shared Transformer layers and the pooler.
 
-    Call on a dict of int32 [B,T] `input_ids`, `input_mask`, `segment_ids`; returns a dict with
-    `sequence_output` [B,T,H], `pooled_output` [B,H], `encoder_outputs` (one [B,T,H] per block
-    application) and `embedding_output` [B,T,E].
+    The model has no task head; `AlbertPretrainer`, `AlbertClassifier` and the other task models
+    wrap it as their `.albert`. Its variables are created when it is built, so Google's TF1
+    checkpoints load at once with `albert_tf.load_original_checkpoint`, and its outputs match
+    Google's code on the released checkpoints.
+
+    Call it on a dict of int32 [batch, length] tensors: `input_ids`, and optionally `input_mask`
+    (1 for real tokens, 0 for padding; default all ones) and `segment_ids` (default zeros;
+    `token_type_ids` is accepted as another name), or on a bare `input_ids` tensor. It returns a
+    dict with `sequence_output` [B, T, H], `pooled_output` [B, H] (tanh dense on the first
+    token), `encoder_outputs` (a list with one [B, T, H] tensor per block application,
+    `num_hidden_layers * inner_group_num` of them) and `embedding_output` [B, T, E] (before the
+    projection to H).
+
+    Args:
+        config: `AlbertConfig`, or a dict of its fields in Google's key names. The model's
+            hyperparameters.
+        **kwargs: Keyword arguments for `keras.Model`, such as `name` (default "albert").
+
+    Raises:
+        TypeError: when `config` is neither an `AlbertConfig` nor a dict.
+        ValueError: (on call) when the inputs have no `input_ids`, or are longer than the
+            config's `max_position_embeddings`.
+
+    Example:
+
+    >>> import numpy as np, albert_tf
+    >>> config = albert_tf.AlbertConfig(vocab_size=100, embedding_size=8, hidden_size=16,
+    ...                                 num_hidden_layers=2, num_attention_heads=2,
+    ...                                 intermediate_size=32)
+    >>> model = albert_tf.AlbertModel(config)
+    >>> outputs = model({"input_ids": np.array([[2, 10, 11, 3, 0]]),
+    ...                  "input_mask": np.array([[1, 1, 1, 1, 0]])})
+    >>> tuple(outputs["sequence_output"].shape), tuple(outputs["pooled_output"].shape)
+    ((1, 5, 16), (1, 16))
+    >>> len(outputs["encoder_outputs"]), tuple(outputs["embedding_output"].shape)
+    (2, (1, 5, 8))
+
+    Load a Google TF1 release (here the tiny test release that the repository ships) and check
+    it against Google's own outputs on the same inputs:
+
+    >>> path = "tests/data/fixtures/albert_tiny"
+    >>> model = albert_tf.AlbertModel(
+    ...     albert_tf.AlbertConfig.from_json_file(f"{path}/albert_config.json"))
+    >>> report = albert_tf.load_original_checkpoint(model, f"{path}/model.ckpt-best")
+    >>> report.missing
+    []
+    >>> google = np.load("tests/data/fixtures/albert_tiny_reference.npz")
+    >>> outputs = model({k: google[k] for k in ("input_ids", "input_mask", "segment_ids")})
+    >>> bool(np.abs(outputs["pooled_output"] - google["pooled_output"]).max() < 1e-5)
+    True
     """
 
     def __init__(self, config, **kwargs):
@@ -62,18 +109,67 @@ class AlbertModel(ConfigSerializable, ServingSignature, keras.Model):
 
     @property
     def word_embeddings(self):
-        """The [V,E] word embedding layer (a ReversibleEmbedding)."""
+        """The word embedding layer: a `keras.layers.ReversibleEmbedding` with a [V, E] table.
+
+        The masked-LM head of `AlbertPretrainer` decodes with this same table (tied weights).
+        """
         return self.embedding.word_embeddings
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertPretrainer(ConfigSerializable, ServingSignature, AlbertTaskModel):
-    """ALBERT with its pretraining heads: masked-LM (tied decoder + own bias) and SOP.
+    """ALBERT with its two pretraining heads: masked language model (MLM) and sentence order.
 
-    Inputs: those of AlbertModel plus int32 `masked_lm_positions` [B,P]. Outputs: those of
-    AlbertModel plus float32 `mlm_logits` [B,P,V] and `sop_logits` [B,2]. Its loss is Google's
-    MLM + SOP from the features `masked_lm_ids`, `masked_lm_weights`, `next_sentence_labels`,
-    so `compile(optimizer)` + `fit(dataset)` pretrain it; metrics are Google's eval metrics.
+    The MLM head (dense, activation, LayerNorm) decodes with the encoder's word embedding table
+    (tied weights) plus its own output bias; the sentence-order prediction (SOP) head is a
+    2-way classifier on the pooled output. Head variables carry Google's names
+    (`cls/predictions/...`, `cls/seq_relationship/...`), so a released checkpoint loads with
+    its heads.
+
+    Inputs: those of `AlbertModel` plus int32 `masked_lm_positions` [B, P], the positions to
+    predict. Outputs: those of `AlbertModel` plus float32 `mlm_logits` [B, P, V] and
+    `sop_logits` [B, 2].
+
+    The model carries its own loss, Google's MLM + SOP loss, computed from the features
+    `masked_lm_ids` [B, P], `masked_lm_weights` [B, P] (0 for padded slots) and
+    `next_sentence_labels` [B, 1] (0: in order, 1: swapped) of the input dict, so
+    `compile(optimizer)` and `fit(features)` pretrain it with no `loss=` or `y`. Its metrics
+    are Google's eval metrics: `masked_lm_accuracy`, `masked_lm_loss`,
+    `sentence_order_accuracy` and `sentence_order_loss`.
+
+    Args:
+        config: `AlbertConfig`, or a dict of its fields in Google's key names. The model's
+            hyperparameters.
+        **kwargs: Keyword arguments for `keras.Model`, such as `name` (default
+            "albert_pretrainer").
+
+    Raises:
+        TypeError: when `config` is neither an `AlbertConfig` nor a dict.
+        ValueError: (on call) when the inputs have no `masked_lm_positions`.
+
+    Example:
+
+    >>> import numpy as np, albert_tf
+    >>> config = albert_tf.AlbertConfig(vocab_size=100, embedding_size=8, hidden_size=16,
+    ...                                 num_hidden_layers=2, num_attention_heads=2,
+    ...                                 intermediate_size=32)
+    >>> model = albert_tf.AlbertPretrainer(config)
+    >>> features = {"input_ids": np.array([[2, 10, 4, 3], [2, 12, 4, 3]]),
+    ...             "masked_lm_positions": np.array([[2], [2]])}
+    >>> outputs = model(features)
+    >>> tuple(outputs["mlm_logits"].shape), tuple(outputs["sop_logits"].shape)
+    ((2, 1, 100), (2, 2))
+
+    Train it on feature dicts in Google's record names:
+
+    >>> features.update(masked_lm_ids=np.array([[11], [13]]),
+    ...                 masked_lm_weights=np.array([[1.0], [1.0]]),
+    ...                 next_sentence_labels=np.array([[0], [1]]))
+    >>> model.compile(optimizer=albert_tf.LAMB(learning_rate=1e-3))
+    >>> history = model.fit(features, batch_size=2, epochs=1, verbose=0)
+    >>> sorted(history.history)
+    ['loss', 'masked_lm_accuracy', 'masked_lm_loss', 'sentence_order_accuracy',
+     'sentence_order_loss']
     """
 
     serving_features = ServingSignature.serving_features + ("masked_lm_positions",)
@@ -98,7 +194,14 @@ class AlbertPretrainer(ConfigSerializable, ServingSignature, AlbertTaskModel):
         return total
 
     def update_task_metrics(self, features, labels, outputs):
-        """Google's eval metrics: weighted MLM accuracy and loss, SOP accuracy and loss."""
+        """Updates Google's eval metrics: weighted MLM accuracy and loss, SOP accuracy and loss.
+
+        Args:
+            features: dict. The batch's features, with `masked_lm_ids`, `masked_lm_weights` and
+                `next_sentence_labels`.
+            labels: Unused (the labels are features).
+            outputs: dict. The model's outputs for the batch.
+        """
         weights = ops.cast(features["masked_lm_weights"], "float32")
         ids = ops.cast(features["masked_lm_ids"], "int32")
         mlm_pred = ops.cast(ops.argmax(outputs["mlm_logits"], axis=-1), "int32")
@@ -126,8 +229,11 @@ class AlbertPretrainer(ConfigSerializable, ServingSignature, AlbertTaskModel):
         return outputs
 
     def original_head_variables(self):
-        """Google names of the head variables (`cls/predictions/...`,
-        `cls/seq_relationship/...`)."""
+        """The head variables by their names in Google's checkpoints.
+
+        Returns:
+            dict: Google name (`cls/predictions/...`, `cls/seq_relationship/...`) to variable.
+        """
         return {
             **mlm_head_variable_map(self.mlm_head),
             **pooled_head_variable_map(self.sop_head, "cls/seq_relationship"),

@@ -1,8 +1,9 @@
-"""Fine-tuning models: sequence classification/regression (GLUE) and multiple choice (RACE).
+"""Fine-tuning models: sequence classification and regression (GLUE), multiple choice (RACE)
+and token classification (NER).
 
-Each carries its loss and metrics (AlbertTaskModel) so it trains with compile(optimizer) + fit on
-feature dicts, and names its head variables as Google's scripts did (`output_weights` [C,H] and
-`output_bias` [C] at the root scope).
+Each model carries its own loss and metrics (`AlbertTaskModel`), so it trains with
+`compile(optimizer)` and `fit` on feature dicts, and names its head variables as Google's
+scripts did (`output_weights` [C, H] and `output_bias` [C] at the root scope).
 """
 
 import keras
@@ -78,11 +79,67 @@ class _PooledTaskModel(ConfigSerializable, ServingSignature, AlbertTaskModel):
 
 @keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertClassifier(_PooledTaskModel):
-    """pooled output → dropout → logits [B, num_labels]; softmax cross-entropy, or squared
-    error with one output when `is_regression` (STS-B), or with `multi_label` a sigmoid per
-    label and binary cross-entropy (targets: 0/1 [B, num_labels], the `label_vector` feature;
-    accuracy counts the rows whose whole label set is right at 0.5). Outputs `logits` and
-    `probabilities` (classification) or `predictions` (regression)."""
+    """ALBERT with a classification or regression head on the pooled output (GLUE tasks).
+
+    The head is dropout then a dense layer to `num_labels` logits, stored as Google's
+    `run_classifier.py` stores it (`output_weights` [C, H], `output_bias` [C]), so its
+    checkpoints load in both directions. This is the model the GLUE driver fine-tunes; for a
+    model that takes raw text, see `AlbertTextClassifier`.
+
+    Three kinds of task:
+
+    * classification (default): softmax cross-entropy; outputs `logits` and `probabilities`
+      [B, num_labels]; metric `accuracy`.
+    * regression (`is_regression=True`, e.g. STS-B): one output, squared error; outputs
+      `logits` [B, 1] and `predictions` [B]; metric `mse`.
+    * multi-label (`multi_label=True`): a sigmoid per label and binary cross-entropy against
+      0/1 targets [B, num_labels] (the `label_vector` feature); outputs `logits` and
+      `probabilities`; metric `exact_match`, the share of rows whose whole label set is right
+      at a threshold of 0.5.
+
+    The model carries its loss: `compile(optimizer)` then `fit(features, labels)`, or
+    `fit(features)` with the labels in the feature dict (`label_ids`, or `label_vector` for
+    multi-label). Examples whose `is_real_example` feature is 0 (the fakes that pad an eval set
+    to whole batches) get weight 0 in the loss and metric.
+
+    Args:
+        config: `AlbertConfig`, or a dict of its fields. The encoder's hyperparameters.
+        num_labels: int. The number of classes (or labels, for multi-label); 1 for regression.
+        dropout_prob: float. The dropout rate on the pooled output during training. Default 0.1.
+        is_regression: bool. Predict one real value with a squared-error loss. Default False.
+        multi_label: bool. Predict each label independently (sigmoid and binary
+            cross-entropy). Default False.
+        **kwargs: Keyword arguments for `keras.Model`, such as `name` (default
+            "albert_classifier").
+
+    Raises:
+        ValueError: when `is_regression` is set with `num_labels` other than 1, or together
+            with `multi_label`.
+
+    Example:
+
+    >>> import numpy as np, albert_tf
+    >>> config = albert_tf.AlbertConfig(vocab_size=100, embedding_size=8, hidden_size=16,
+    ...                                 num_hidden_layers=2, num_attention_heads=2,
+    ...                                 intermediate_size=32)
+    >>> model = albert_tf.AlbertClassifier(config, num_labels=3)
+    >>> features = {"input_ids": np.array([[2, 10, 11, 3], [2, 12, 3, 0]]),
+    ...             "input_mask": np.array([[1, 1, 1, 1], [1, 1, 1, 0]])}
+    >>> outputs = model.predict(features, verbose=0)
+    >>> outputs["probabilities"].shape, outputs["probabilities"].sum(axis=-1).round(3)
+    ((2, 3), array([1., 1.], dtype=float32))
+    >>> model.compile(optimizer=albert_tf.create_optimizer(1e-3, num_train_steps=10,
+    ...                                                    num_warmup_steps=1))
+    >>> history = model.fit(features, np.array([0, 2]), batch_size=2, epochs=2, verbose=0)
+    >>> sorted(history.history)
+    ['accuracy', 'loss']
+
+    A regression head (STS-B):
+
+    >>> regressor = albert_tf.AlbertClassifier(config, num_labels=1, is_regression=True)
+    >>> tuple(regressor(features)["predictions"].shape)
+    (2,)
+    """
 
     config_args = ("num_labels", "dropout_prob", "is_regression", "multi_label")
 
@@ -129,9 +186,37 @@ class AlbertClassifier(_PooledTaskModel):
 
 @keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertMultipleChoice(_PooledTaskModel):
-    """Scores each of `num_choices` [CLS] article [SEP] question-option [SEP] sequences with a
-    dense [1,H] on its pooled output; softmax over the choices. Inputs are [B, C·L] (Google's
-    flattened records) or [B, C, L]; outputs `logits` / `probabilities` [B, C]."""
+    """ALBERT for multiple-choice questions (RACE): one score per choice, softmax over choices.
+
+    Each choice is encoded as its own sequence, `[CLS] article [SEP] question + option [SEP]`;
+    a dense layer [1, H] on that sequence's pooled output (after dropout) gives its score.
+    Inputs are [B, C * L] (Google's flattened records, the choices one after another) or
+    [B, C, L]; outputs are `logits` and `probabilities` [B, C]. The loss is softmax
+    cross-entropy over the choices, the metric `accuracy`; labels (the index of the right
+    choice) come from `y` or the `label_ids` feature, and examples whose `is_real_example` is 0
+    get weight 0.
+
+    Args:
+        config: `AlbertConfig`, or a dict of its fields. The encoder's hyperparameters.
+        num_choices: int. The number of choices per question. Default 4 (RACE).
+        dropout_prob: float. The dropout rate on the pooled output during training. Default 0.1.
+        **kwargs: Keyword arguments for `keras.Model`, such as `name` (default
+            "albert_multiple_choice").
+
+    Example:
+
+    >>> import numpy as np, albert_tf
+    >>> config = albert_tf.AlbertConfig(vocab_size=100, embedding_size=8, hidden_size=16,
+    ...                                 num_hidden_layers=2, num_attention_heads=2,
+    ...                                 intermediate_size=32)
+    >>> model = albert_tf.AlbertMultipleChoice(config, num_choices=4)
+    >>> features = {"input_ids": np.ones((2, 4, 6), "int32")}  # 2 questions, 4 choices
+    >>> outputs = model(features)
+    >>> tuple(outputs["logits"].shape), outputs["probabilities"].numpy().sum(-1).round(3)
+    ((2, 4), array([1., 1.], dtype=float32))
+    >>> tuple(model({"input_ids": np.ones((2, 24), "int32")})["logits"].shape)  # flattened
+    (2, 4)
+    """
 
     config_args = ("num_choices", "dropout_prob")
 
@@ -163,18 +248,40 @@ class AlbertMultipleChoice(_PooledTaskModel):
 
 @keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertTokenClassifier(_PooledTaskModel):
-    """One label per token (NER): sequence output → dropout → logits [B, T, num_labels] with
-    the root-scope `output_weights` [C,H] / `output_bias` [C] of Google's BERT NER recipes.
-    The loss (softmax cross-entropy) and accuracy count only the positions whose
-    `label_weights` is 1, the first piece of each word; outputs `logits` / `probabilities`.
+    """ALBERT with one label per token, for named-entity recognition (NER).
 
-    >>> import numpy as np
-    >>> from albert_tf import AlbertConfig
-    >>> config = AlbertConfig(vocab_size=100, embedding_size=8, hidden_size=16,
-    ...                       num_hidden_layers=2, num_attention_heads=2, intermediate_size=32)
-    >>> model = AlbertTokenClassifier(config, num_labels=5)
-    >>> tuple(model({"input_ids": np.ones((2, 8), "int32")})["logits"].shape)
-    (2, 8, 5)
+    Dropout then a dense layer on each token's sequence output give logits
+    [B, T, num_labels], stored as the root-scope `output_weights` [C, H] and `output_bias` [C]
+    of Google's BERT NER recipes; outputs are `logits` and `probabilities`. The loss (softmax
+    cross-entropy) and the `accuracy` metric count only the positions whose `label_weights`
+    feature is 1 (the first piece of each word; every position when the feature is absent), in
+    examples whose `is_real_example` is not 0. Labels [B, T] come from `y` or the `label_ids`
+    feature; they may be longer than the inputs (a batch cut to a shorter bucket length).
+
+    Args:
+        config: `AlbertConfig`, or a dict of its fields. The encoder's hyperparameters.
+        num_labels: int. The number of tags (e.g. 9 for CoNLL-2003's BIO tags).
+        dropout_prob: float. The dropout rate on the sequence output during training.
+            Default 0.1.
+        label_names: list of str, or None. The tag names, in label-id order; saved with the
+            model. Default None.
+        **kwargs: Keyword arguments for `keras.Model`, such as `name` (default
+            "albert_token_classifier").
+
+    Raises:
+        ValueError: when `label_names` does not have `num_labels` entries.
+
+    Example:
+
+    >>> import numpy as np, albert_tf
+    >>> config = albert_tf.AlbertConfig(vocab_size=100, embedding_size=8, hidden_size=16,
+    ...                                 num_hidden_layers=2, num_attention_heads=2,
+    ...                                 intermediate_size=32)
+    >>> model = albert_tf.AlbertTokenClassifier(config, num_labels=3,
+    ...                                         label_names=["O", "B-PER", "I-PER"])
+    >>> outputs = model({"input_ids": np.ones((2, 8), "int32")})
+    >>> tuple(outputs["logits"].shape), tuple(outputs["probabilities"].shape)
+    ((2, 8, 3), (2, 8, 3))
     """
 
     config_args = ("num_labels", "dropout_prob", "label_names")

@@ -38,6 +38,7 @@ def masked_lm_loss(mlm_logits, masked_lm_ids, masked_lm_weights):
 
 
 def sentence_order_example_loss(sop_logits, labels):
+    """Per-example negative log-likelihood [B] of the 2-way SOP logits, in float32."""
     log_probs = ops.log_softmax(ops.cast(sop_logits, "float32"), axis=-1)
     labels = ops.reshape(ops.cast(labels, "int32"), (-1, 1))
     return -ops.squeeze(ops.take_along_axis(log_probs, labels, axis=-1), -1)

@@ -10,17 +10,55 @@ from albert_tf.core.config import AlbertConfig
 
 
 class AlbertTaskModel(keras.Model):
-    """Subclasses define `task_loss(features, labels, outputs)` (the replica's share of the
-    global loss, see modeling.losses.replica_mean) and `update_task_metrics(...)`. Labels come from
-    `y` when fit is given (x, y), else from the feature dict (Google's record names)."""
+    """A Keras model that carries its own loss and metrics, so `compile(optimizer)` + `fit` work.
+
+    Subclasses define `task_loss(features, labels, outputs)`, which returns this replica's
+    share of the global loss (see `modeling.losses.replica_mean`), and may define
+    `update_task_metrics(...)`. Labels come from `y` when `fit` is given `(x, y)`, else from the
+    feature dict (Google's record names, such as `label_ids`). Compiling with an explicit
+    `loss=` uses that loss and the compiled metrics instead.
+    """
 
     def task_loss(self, features, labels, outputs):
+        """The model's loss on one batch (subclasses define it).
+
+        Args:
+            features: dict. The batch's input features.
+            labels: The `y` given to `fit`, or None (then the labels are features).
+            outputs: dict. The model's outputs for the batch.
+
+        Returns:
+            A float32 scalar: this replica's share of the global-batch loss.
+
+        Raises:
+            NotImplementedError: always, in this base class.
+        """
         raise NotImplementedError
 
     def update_task_metrics(self, features, labels, outputs):
-        """Update the model's own keras.metrics; default: none."""
+        """Updates the model's own `keras.metrics` on one batch; by default, none.
+
+        Args:
+            features: dict. The batch's input features.
+            labels: The `y` given to `fit`, or None (then the labels are features).
+            outputs: dict. The model's outputs for the batch.
+        """
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """Keras's loss hook: `task_loss` plus the layers' added losses.
+
+        With a loss given to `compile`, Keras's own computation is used instead.
+
+        Args:
+            x: dict. The batch's input features.
+            y: The labels given to `fit`, or None.
+            y_pred: dict. The model's outputs.
+            sample_weight: Used only with a compiled loss.
+            training: Whether the loss is for a training step.
+
+        Returns:
+            A float32 scalar: the loss.
+        """
         if self._compile_loss is not None:  # the user compiled with an explicit loss
             return super().compute_loss(x, y, y_pred, sample_weight, training=training)
         loss = self.task_loss(x, y, y_pred)
@@ -29,6 +67,17 @@ class AlbertTaskModel(keras.Model):
         return loss
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        """Keras's metrics hook: `update_task_metrics`, then the compiled metrics.
+
+        Args:
+            x: dict. The batch's input features.
+            y: The labels given to `fit`, or None.
+            y_pred: dict. The model's outputs.
+            sample_weight: Passed to the compiled metrics.
+
+        Returns:
+            dict: metric name to its current value.
+        """
         if self._compile_loss is None:
             self.update_task_metrics(x, y, y_pred)
         results = super().compute_metrics(x, y, y_pred, sample_weight)
@@ -133,7 +182,12 @@ class ServingSignature:
     serving_features = ("input_ids", "input_mask", "segment_ids")
 
     def serving_input_signature(self):
-        """[dict of int32 tf.TensorSpec [None, None]]: one positional argument, a feature dict."""
+        """The input signature that `export` uses by default.
+
+        Returns:
+            list: one positional argument, a dict of int32 `tf.TensorSpec([None, None])`, one
+            per name in `serving_features`.
+        """
         return [
             {
                 name: tf.TensorSpec([None, None], tf.int32, name=name)
@@ -144,8 +198,41 @@ class ServingSignature:
     def export(
         self, filepath, format="tf_saved_model", verbose=None, input_signature=None, **kwargs
     ):
-        """keras.Model.export of the call with flat outputs (`flat_outputs`), with
-        `serving_input_signature()` when no input_signature is given."""
+        """Exports the model for inference (a SavedModel, or a LiteRT file).
+
+        The same as `keras.Model.export`, but the outputs are flattened (a list output such as
+        `encoder_outputs` becomes `encoder_outputs_0`, `encoder_outputs_1`, ...: serving
+        signatures take only a flat dict of tensors), and the default input signature is the
+        model's int32 [batch, length] features (`serving_input_signature()`), which Keras
+        could not infer since the variables are created before any call.
+
+        Args:
+            filepath: str or pathlib.Path. Where to write the artifact.
+            format: str. "tf_saved_model" (default) or another format `keras.Model.export`
+                supports, such as "litert".
+            verbose: bool or None. Whether to print a message while exporting.
+            input_signature: The input specs; default `serving_input_signature()`.
+            **kwargs: Passed on to `keras.Model.export`.
+
+        Returns:
+            What `keras.Model.export` returns (None for a SavedModel).
+
+        Example:
+
+        >>> import tempfile
+        >>> import tensorflow as tf, albert_tf
+        >>> config = albert_tf.AlbertConfig(vocab_size=100, embedding_size=8, hidden_size=16,
+        ...                                 num_hidden_layers=2, num_attention_heads=2,
+        ...                                 intermediate_size=32)
+        >>> model = albert_tf.AlbertClassifier(config, num_labels=2)
+        >>> path = tempfile.mkdtemp() + "/saved_model"
+        >>> model.export(path, verbose=False)
+        >>> ones = tf.ones([1, 4], tf.int32)
+        >>> loaded = tf.saved_model.load(path)  # keep a reference while calling it
+        >>> outputs = loaded.serve({"input_ids": ones, "input_mask": ones, "segment_ids": 0 * ones})
+        >>> sorted(outputs), tuple(outputs["probabilities"].shape)
+        (['logits', 'probabilities'], (1, 2))
+        """
         if input_signature is None:
             input_signature = self.serving_input_signature()
         return keras.Model.export(

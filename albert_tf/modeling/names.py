@@ -42,6 +42,7 @@ def encoder_variable_map(albert) -> dict:
 
 
 def mlm_head_variable_map(head) -> dict:
+    """Google name → variable for a MaskedLMHead (`cls/predictions/...`)."""
     return {
         **_dense("cls/predictions/transform/dense", head.transform),
         **_layer_norm("cls/predictions/transform/LayerNorm", head.layer_norm),

@@ -46,7 +46,30 @@ class _SquadBase(ConfigSerializable, ServingSignature, AlbertTaskModel):
 
 @keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertSquadV1(_SquadBase):
-    """Outputs `start_logits`, `end_logits` [B,T]; loss = mean of the two cross-entropies."""
+    """ALBERT for SQuAD v1.1 span extraction: a start and an end logit for every token.
+
+    One projection [2, H] of the sequence output (Google's `cls/squad/output_weights` and
+    `output_bias`) gives `start_logits` and `end_logits` [B, T]; a `unique_ids` input is passed
+    through to the outputs, flattened to [B], so predictions can be matched to their features.
+    The loss is the mean of the start and end cross-entropies against the `start_positions` and
+    `end_positions` features ([B] or [B, 1]); the metric is `span_loss`.
+
+    Args:
+        config: `AlbertConfig`, or a dict of its fields. The encoder's hyperparameters.
+        **kwargs: Keyword arguments for `keras.Model`, such as `name` (default
+            "albert_squad_v1").
+
+    Example:
+
+    >>> import numpy as np, albert_tf
+    >>> config = albert_tf.AlbertConfig(vocab_size=100, embedding_size=8, hidden_size=16,
+    ...                                 num_hidden_layers=2, num_attention_heads=2,
+    ...                                 intermediate_size=32)
+    >>> model = albert_tf.AlbertSquadV1(config)
+    >>> outputs = model({"input_ids": np.ones((2, 8), "int32"), "unique_ids": np.array([7, 8])})
+    >>> {name: tuple(value.shape) for name, value in outputs.items()}
+    {'start_logits': (2, 8), 'end_logits': (2, 8), 'unique_ids': (2,)}
+    """
 
     def __init__(self, config, **kwargs):
         kwargs.setdefault("name", "albert_squad_v1")
@@ -90,9 +113,48 @@ class AlbertSquadV1(_SquadBase):
 
 @keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertSquadV2(_SquadBase):
-    """Outputs at inference: `start_top_log_probs`, `start_top_index` [B,k],
-    `end_top_log_probs`, `end_top_index` [B,k·k], `cls_logits` [B] (plus `start_log_probs`).
-    Loss: 0.5·(start CE + end CE) + 0.5·sigmoid CE(cls_logits, is_impossible)."""
+    """ALBERT for SQuAD v2.0: answer spans, with a score for "no answer".
+
+    The head is XLNet's, as in Google's `run_squad_v2.py`: start logits from the sequence
+    output; end logits conditioned on the start token's representation (the gold start while
+    training, a beam over the `start_n_top` best starts at inference); and an answerability
+    logit from the [CLS] representation and the start-probability-weighted representation.
+    Positions whose `p_mask` is 1 (the question and special tokens) can be neither start nor
+    end. Variable names are Google's (`start_logits/dense`, `end_logits/dense_0`, ...).
+
+    Inputs: those of `AlbertModel` plus int32 `p_mask` [B, T] (required); for training, also
+    `start_positions`, `end_positions` and `is_impossible` [B]. Outputs at inference:
+    `start_log_probs` [B, T], `start_top_log_probs` and `start_top_index` [B, start_n_top],
+    `end_top_log_probs` and `end_top_index` [B, start_n_top * end_n_top] and `cls_logits` [B]
+    (plus `unique_ids` when given). The loss is 0.5 * span loss + 0.5 * answerability loss: the
+    span loss is the mean of the start and end cross-entropies, the answerability loss the
+    sigmoid cross-entropy of `cls_logits` against `is_impossible`. The metrics are `span_loss`
+    and `answer_class_loss`.
+
+    Args:
+        config: `AlbertConfig`, or a dict of its fields. The encoder's hyperparameters.
+        start_n_top: int. The number of best start positions kept at inference. Default 5.
+        end_n_top: int. The number of best end positions kept for each start. Default 5.
+        dropout_prob: float. The dropout rate in the answerability head during training.
+            Default 0.1.
+        **kwargs: Keyword arguments for `keras.Model`, such as `name` (default
+            "albert_squad_v2").
+
+    Example:
+
+    >>> import numpy as np, albert_tf
+    >>> config = albert_tf.AlbertConfig(vocab_size=100, embedding_size=8, hidden_size=16,
+    ...                                 num_hidden_layers=2, num_attention_heads=2,
+    ...                                 intermediate_size=32)
+    >>> model = albert_tf.AlbertSquadV2(config, start_n_top=3, end_n_top=2)
+    >>> outputs = model({"input_ids": np.ones((2, 8), "int32"),
+    ...                  "p_mask": np.array([[0, 1, 1, 0, 0, 0, 0, 1]] * 2)})
+    >>> {name: tuple(value.shape) for name, value in outputs.items()}
+    {'start_log_probs': (2, 8), 'start_top_log_probs': (2, 3), 'start_top_index': (2, 3),
+     'end_top_log_probs': (2, 6), 'end_top_index': (2, 6), 'cls_logits': (2,)}
+    >>> sorted(set(outputs["start_top_index"].numpy().ravel()) & {1, 2, 7})  # masked: never
+    []
+    """
 
     config_args = ("start_n_top", "end_n_top", "dropout_prob")
     serving_features = ServingSignature.serving_features + ("p_mask",)

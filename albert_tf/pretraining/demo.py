@@ -83,7 +83,24 @@ _SKIP_DIRS = frozenset(
 
 
 def text_sentences(text: str) -> list:
-    """The prose sentences of a text: paragraphs without code/tables, split at sentence ends."""
+    """The prose sentences of a text, for the demo's corpus.
+
+    Paragraphs (separated by blank lines) shorter than 20 characters or that start like code,
+    a table or a list (`*`, `|`, `>>>`, `---`, `$`, `%`) are skipped; the others are split
+    at sentence ends, and sentences of 10 characters or fewer are dropped.
+
+    Args:
+        text: str. A docstring or a pydoc topic.
+
+    Returns:
+        list of str: the sentences, in order.
+
+    Example:
+
+    >>> from albert_tf.pretraining.demo import text_sentences
+    >>> text_sentences("ALBERT shares its layers. It is small. Ok.")
+    ['ALBERT shares its layers.', 'It is small.']
+    """
     sentences = []
     for paragraph in re.split(r"\n\s*\n", text):
         flat = " ".join(paragraph.split())
@@ -324,7 +341,32 @@ def _options(data: dict, opts: dict, model_dir: str):
 
 
 def run_demo(output_dir="demo_output", **overrides) -> dict:
-    """Run the whole demo into output_dir and return its summary (final held-out metrics)."""
+    """Runs the whole pretraining demo and returns its summary.
+
+    The steps: build a corpus from text that ships with CPython (pydoc topics and standard
+    library docstrings; whole topics and modules held out for evaluation), train a
+    SentencePiece model on it, write MLM + SOP TFRecords, pretrain a small ALBERT (`DEMO_MODEL`:
+    4 layers, H = 128) with LAMB for `DEMO["num_train_steps"]` steps, evaluating on the
+    held-out documents at every checkpoint, then plot the curves. It prints a line for each of
+    its five stages and writes everything into `output_dir`, including demo_summary.json. With
+    the defaults it takes about 5 minutes on 2 idle CPU cores (docs/paper.md).
+
+    Args:
+        output_dir: str. Where the corpus, SentencePiece model, TFRecords, checkpoints,
+            plot and summary go. Default "demo_output".
+        **overrides: Settings that replace those of `DEMO` (data and training, e.g.
+            `num_train_steps=300`) or `DEMO_MODEL` (the model, e.g. `num_hidden_layers=2`),
+            by name.
+
+    Raises:
+        ValueError: An override names no setting of `DEMO` or `DEMO_MODEL`.
+
+    Returns:
+        dict: the summary: `held_out` (the final held-out metrics), `initial_eval` (the
+        untrained model's), `first_eval`, the chance levels (`chance`), the numbers of
+        examples and held-out sources, wall and CPU minutes, and the paths of the config,
+        SentencePiece model, best checkpoint, plot and TensorBoard logs.
+    """
     unknown = sorted(k for k in overrides if k not in DEMO and k not in DEMO_MODEL)
     if unknown:
         raise ValueError(

@@ -1,4 +1,5 @@
-"""Pretraining ALBERT with MLM + SOP on Google's TFRecords, through the shared engine."""
+"""Pretraining ALBERT with masked-LM + sentence-order prediction on Google's TFRecords,
+through the shared training engine (`albert_tf.engine.training.train`)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,51 @@ from albert_tf.pretraining.input import pretraining_dataset
 
 @dataclasses.dataclass
 class PretrainingOptions:
-    """run_pretraining.py's flags, with Google's defaults."""
+    """The settings of a pretraining run: run_pretraining.py's flags, with Google's defaults.
+
+    The defaults are those of Google's ALBERT pretraining (LAMB, learning rate 0.00176, batch
+    4096, 125k steps with 3125 warmup steps, sequences of 512 with 20 predictions).
+
+    Args:
+        input_file: str. The training TFRecords (Google's `create_pretraining_data.py` layout,
+            e.g. from `albert_tf.build_pretraining_data`): comma-separated paths, globs
+            allowed. Required.
+        output_dir: str. Where checkpoints, summaries and eval results go. Required.
+        eval_input_file: str or None. The TFRecords to evaluate on; None: `input_file`.
+        init_checkpoint: str or None. A checkpoint (Google TF1 or albert_tf) that initialises
+            a fresh run; ignored when output_dir already has a checkpoint to resume from.
+        max_seq_length: int. The sequence length of the records. Default 512.
+        max_predictions_per_seq: int. The masked positions per sequence in the records.
+            Default 20.
+        do_train: bool. Train. Default True.
+        do_eval: bool. Evaluate (each saved checkpoint when training; else the newest
+            checkpoint once). Default False.
+        train_batch_size: int. The global training batch. Default 4096.
+        eval_batch_size: int. The global evaluation batch. Default 64.
+        optimizer: str. "lamb" (default) or "adamw".
+        learning_rate: float. The peak learning rate. Default 0.00176.
+        poly_power: float. The power of the polynomial decay. Default 1.0.
+        num_train_steps: int. The number of optimizer updates. Default 125000.
+        num_warmup_steps: int. The number of linear warmup updates. Default 3125.
+        start_warmup_step: int. The update at which warmup starts. Default 0.
+        save_checkpoints_steps: int. Updates between checkpoints (and evaluations).
+            Default 5000.
+        keep_checkpoint_max: int. The number of recent checkpoints kept. Default 5.
+        iterations_per_loop: int. Steps per compiled call (Keras `steps_per_execution`).
+            Default 1000.
+        max_eval_steps: int. The most batches one evaluation reads. Default 100.
+        init_from_group0: bool. Initialise every parameter group from group 0 of
+            `init_checkpoint` (Google's `--init_from_group0`). Default False.
+        jit_compile: bool or None. Compile the train step with XLA; None: on for TPU only.
+        gradient_accumulation_steps: int. Micro-batches per update. Default 1.
+        bias_correction: bool. Adam's bias correction (Google's optimizers have none).
+            Default False.
+        log_every_steps: int. Steps between steps-per-second log lines and summaries.
+            Default 100.
+        seed: int or None. The seed of the input shuffling and of Keras (weights, dropout);
+            None: not seeded.
+        verbose: Keras `fit` verbosity: "auto" (default), 0, 1 or 2.
+    """
 
     input_file: str
     output_dir: str
@@ -76,6 +121,8 @@ def _optimizer_fn(opts):
 
 
 def eval_dataset_fn(opts):
+    """The evaluation `dataset_fn(per_replica_batch, input_context)` of a run: at most
+    max_eval_steps batches of eval_input_file (else input_file)."""
     files = opts.eval_input_file or opts.input_file
 
     def dataset_fn(batch, ctx):
@@ -112,11 +159,49 @@ def make_evaluate_fn(opts, strategy):
 
 
 def pretrain(config: AlbertConfig, opts: PretrainingOptions, strategy=None) -> dict:
-    """Train (do_train) and/or evaluate (do_eval) ALBERT; returns the last eval results.
+    """Pretrains ALBERT (`AlbertPretrainer`, MLM + SOP) and/or evaluates it.
 
-    Resumes from the newest checkpoint in output_dir; otherwise init_checkpoint (a Google TF1
-    checkpoint or one of ours) initialises the weights. The best checkpoint by
-    masked_lm_accuracy is exported to output_dir/model.ckpt-best in Google's format.
+    With `do_train`, trains to `opts.num_train_steps` updates, resuming from the newest
+    checkpoint in output_dir if there is one (otherwise `init_checkpoint`, a Google TF1
+    checkpoint or an albert_tf one, initialises the weights). With `do_eval` too, each saved
+    checkpoint is evaluated and the best by `masked_lm_accuracy` is exported as
+    output_dir/model.ckpt-best in Google's TF1 format. With `do_eval` alone, the newest
+    checkpoint of output_dir (else `init_checkpoint`) is evaluated once and the results are
+    appended to output_dir/eval_results.txt.
+
+    Args:
+        config: `AlbertConfig`. The model to pretrain.
+        opts: `PretrainingOptions`. The run's settings.
+        strategy: `tf.distribute.Strategy` or None. Default: the current strategy.
+
+    Returns:
+        dict: the last evaluation's metrics (`masked_lm_accuracy`, `masked_lm_loss`,
+        `sentence_order_accuracy`, `sentence_order_loss`, `loss`, and `global_step` when
+        training); when training without evaluation, only `global_step`.
+
+    Raises:
+        ValueError: when neither `do_train` nor `do_eval` is set, when
+            `opts.max_seq_length` exceeds the config's `max_position_embeddings`, or when
+            evaluating without training finds no checkpoint.
+        OutputDirLockedError: when another live run holds `opts.output_dir`.
+
+    Example:
+
+    >>> import tempfile
+    >>> import albert_tf
+    >>> from albert_tf.pretraining.pretrain import PretrainingOptions, pretrain
+    >>> config = albert_tf.AlbertConfig.from_json_file(
+    ...     "tests/data/fixtures/albert_tiny/albert_config.json")
+    >>> opts = PretrainingOptions(
+    ...     input_file="tests/data/fixtures/pretraining.tfrecord",  # 32 records
+    ...     output_dir=tempfile.mkdtemp(), max_seq_length=64, max_predictions_per_seq=10,
+    ...     do_eval=True, train_batch_size=8, eval_batch_size=8, num_train_steps=2,
+    ...     num_warmup_steps=1, save_checkpoints_steps=2, iterations_per_loop=1,
+    ...     max_eval_steps=1, seed=1, verbose=0)
+    >>> results = pretrain(config, opts)
+    >>> results["global_step"], sorted(results)
+    (2, ['global_step', 'loss', 'masked_lm_accuracy', 'masked_lm_loss',
+         'sentence_order_accuracy', 'sentence_order_loss'])
     """
     strategy = strategy or tf.distribute.get_strategy()
     if not opts.do_train and not opts.do_eval:
