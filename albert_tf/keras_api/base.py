@@ -1,6 +1,9 @@
-"""The Keras-native text task API shared by every task: a task model with a preprocessor inside,
-so `fit`/`evaluate`/`predict` take raw strings, `compile()` defaults to Google's recipe, `.keras`
-files carry the tokenizer, and `from_pretrained` loads a release folder in one line."""
+"""The Keras text-task API shared by every task: a task model with its preprocessor inside.
+
+With the preprocessor inside, `fit`/`evaluate`/`predict` take raw strings, `compile()` defaults
+to Google's fine-tuning recipe, `.keras` files carry the tokenizer, and `from_pretrained` loads
+a Google release folder in one line.
+"""
 
 from __future__ import annotations
 
@@ -26,8 +29,9 @@ CONFIG_NAME = "albert_config.json"
 
 
 def _find_tokenizer(folder, spm_model_file, vocab_file):
-    """(spm_model_file, vocab_file): those given, else the release folder's SentencePiece model
-    (30k-clean.model...), else its WordPiece vocabulary (Google's Chinese releases)."""
+    """Returns (spm_model_file, vocab_file): those given, else the release folder's
+    SentencePiece model (30k-clean.model...), else its WordPiece vocabulary (Google's Chinese
+    releases)."""
     for name, given in (("spm_model_file", spm_model_file), ("vocab_file", vocab_file)):
         if given is not None and not fileio.isfile(given):
             raise InputError(f"{name} {given}: no such file")
@@ -39,6 +43,7 @@ def _find_tokenizer(folder, spm_model_file, vocab_file):
 
 
 def _find_config(folder, albert_config_file):
+    """The AlbertConfig of albert_config_file, else of the folder's albert_config.json."""
     path = albert_config_file or fileio.join(folder, CONFIG_NAME)
     if not fileio.isfile(path):
         raise InputError(f"{folder}: no {CONFIG_NAME}; pass albert_config_file")
@@ -55,9 +60,9 @@ class _AutoOptimizer:
 
 
 def _fitting_lengths(cls, given: dict, max_positions: int) -> dict:
-    """The preprocessor's lengths: those given, else its defaults, with a default
-    sequence_length cut to the model's max_position_embeddings (a release with 64 positions
-    gets 64, not 128) and the other default lengths (query, qa) cut in the same ratio."""
+    """Returns the preprocessor's lengths: those given, else its defaults. A default
+    sequence_length is cut to the model's max_position_embeddings (a release with 64 positions
+    gets 64, not 128), and the other default lengths (query, qa) are cut in the same ratio."""
     params = inspect.signature(cls.preprocessor_class).parameters
     default = params["sequence_length"].default
     out = dict(given)
@@ -69,10 +74,12 @@ def _fitting_lengths(cls, given: dict, max_positions: int) -> dict:
 
 
 class TextTaskMixin:
-    """Mixed in before a task model class (AlbertClassifier, ...): adds `preprocessor`.
+    """Mixin that gives a task model (AlbertClassifier, ...) a preprocessor, for raw text.
 
-    Subclasses set `preprocessor_class` and `default_learning_rate`, and may post-process
-    `predict`'s outputs in `_postprocess(x, outputs)`.
+    It is listed before the task model class. It adds the `preprocessor` attribute, raw-string
+    `fit`/`evaluate`/`predict`, a default `compile()`, raw-text `export` and
+    `from_pretrained`. Subclasses set `preprocessor_class` and `default_learning_rate`, and
+    may post-process `predict`'s outputs in `_postprocess(x, outputs)`.
     """
 
     preprocessor_class = None
@@ -97,6 +104,11 @@ class TextTaskMixin:
         set_padding_free(self, True)
 
     def get_config(self):
+        """Returns the constructor arguments, the serialised preprocessor included.
+
+        Returns:
+            The task model's config with `preprocessor` (or `None`).
+        """
         config = super().get_config()
         config["preprocessor"] = (
             None
@@ -106,7 +118,15 @@ class TextTaskMixin:
         return config
 
     def call(self, inputs, training=None):
-        """Feature dicts as the task model; raw strings through the preprocessor first."""
+        """Runs the model on feature dicts, or on raw strings through the preprocessor first.
+
+        Args:
+            inputs: A feature dict (with `input_ids`) or raw texts in the task's structure.
+            training: Whether dropout is on. Defaults to `None` (Keras decides).
+
+        Returns:
+            The task model's output dict.
+        """
         if not data.is_features(inputs):
             inputs = self._require_preprocessor()(inputs)
         return super().call(inputs, training=training)
@@ -122,9 +142,25 @@ class TextTaskMixin:
     # ----- compile defaults
 
     def compile(self, optimizer="auto", *, learning_rate=None, warmup_proportion=None, **kwargs):
-        """keras compile; optimizer "auto" (or None) is Google's AdamW (weight decay 0.01,
-        clip norm 1) with linear warmup over `warmup_proportion` of the steps then linear
-        decay, built when `fit` knows how many steps it takes."""
+        """Configures the model for training; by default with Google's fine-tuning optimizer.
+
+        With `optimizer="auto"` (or `None`) the optimizer is Google's AdamW (weight decay
+        0.01, gradient clip norm 1) with a linear warmup over `warmup_proportion` of the
+        training steps, then a linear decay to 0. It is built at the first `fit`, which knows
+        how many steps there are. Without a `loss`, the task model's own loss and metrics are
+        used.
+
+        Args:
+            optimizer: `"auto"`/`None` for Google's recipe, or any Keras optimizer (or its
+                name). Defaults to `"auto"`.
+            learning_rate: Peak learning rate of the "auto" optimizer. Defaults to `None`: the
+                task's `default_learning_rate` (2e-5 classification, 1e-5 multiple choice,
+                3e-5 span extraction).
+            warmup_proportion: Fraction of the steps spent warming up ("auto" only).
+                Defaults to `None`: 0.1.
+            **kwargs: Other `keras.Model.compile` arguments (`loss`, `metrics`,
+                `jit_compile`, ...).
+        """
         self._auto_optimizer = None
         if optimizer in (None, "auto"):
             self._auto_optimizer = _AutoOptimizer(
@@ -136,7 +172,11 @@ class TextTaskMixin:
         super().compile(optimizer=optimizer, **kwargs)
 
     def compile_from_config(self, config):
-        """Recompiles a loaded `.keras` model with its saved optimizer (state loads after)."""
+        """Recompiles a loaded `.keras` model with its saved optimizer (its state loads after).
+
+        Args:
+            config: The compile config Keras saved.
+        """
         self.compile(**keras.saving.deserialize_keras_object(config))
         if self.built:
             self.optimizer.build(self.trainable_variables)
@@ -176,8 +216,37 @@ class TextTaskMixin:
         steps_per_epoch=None,
         **kwargs,
     ):
-        """keras fit on raw strings (or features): x is mapped through the preprocessor in a
-        tf.data pipeline; uncompiled, it compiles with the defaults first."""
+        """Trains the model on raw strings (or feature dicts), as `keras.Model.fit`.
+
+        In-memory x is sliced, shuffled, batched and mapped through the preprocessor in a
+        `tf.data` pipeline; a `tf.data.Dataset` x is mapped as it is. An uncompiled model is
+        compiled with the defaults first; an "auto" optimizer gets its schedule from this
+        fit's number of steps.
+
+        Args:
+            x: Raw texts in the task's structure (lists, NumPy arrays, pandas columns, a tuple
+                or dict of them), feature dicts, or a `tf.data.Dataset` of either (with its
+                labels).
+            y: Labels for in-memory x, or `None` with a dataset. Defaults to `None`.
+            batch_size: int. Batch size of in-memory x (and of an unbatched dataset).
+                Defaults to `None`: 32.
+            epochs: int. Number of epochs. Defaults to `1`.
+            sample_weight: Per-example weights for in-memory x, or `None`. Defaults to `None`.
+            validation_data: `(x, y)` or `(x, y, sample_weight)` in the same forms as x and y,
+                or a `tf.data.Dataset`, or `None`. Defaults to `None`.
+            shuffle: Whether in-memory x is reshuffled every epoch. Defaults to `True`.
+            steps_per_epoch: int or `None`. Steps per epoch; needed with a dataset of unknown
+                length and the "auto" optimizer. Defaults to `None`.
+            **kwargs: Other `keras.Model.fit` arguments (`verbose`, `callbacks`, ...).
+
+        Returns:
+            A `keras.callbacks.History`.
+
+        Raises:
+            ValueError: when the "auto" optimizer needs a number of steps that the dataset's
+                length does not give (pass `steps_per_epoch`), when raw text comes without a
+                preprocessor, or when y is given with a dataset x.
+        """
         ds = data.make_dataset(self.preprocessor, x, y, sample_weight, batch_size, shuffle)
         if validation_data is not None:
             validation_data = self._eval_data(validation_data, batch_size)
@@ -198,15 +267,35 @@ class TextTaskMixin:
         return data.make_dataset(self.preprocessor, vx, vy, vw, batch_size)
 
     def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None, **kwargs):
-        """keras evaluate on raw strings (or features)."""
+        """Evaluates the model on raw strings (or feature dicts), as `keras.Model.evaluate`.
+
+        Args:
+            x: Raw texts, feature dicts or a `tf.data.Dataset`, as for `fit`.
+            y: Labels for in-memory x. Defaults to `None`.
+            batch_size: int. Batch size of in-memory x. Defaults to `None`: 32.
+            sample_weight: Per-example weights for in-memory x. Defaults to `None`.
+            **kwargs: Other `keras.Model.evaluate` arguments (`verbose`, `return_dict`, ...).
+
+        Returns:
+            The loss and metrics, as `keras.Model.evaluate` returns them.
+        """
         if not self.compiled:
             self.compile()
         ds = data.make_dataset(self.preprocessor, x, y, sample_weight, batch_size)
         return super().evaluate(ds, **kwargs)
 
     def predict(self, x, batch_size=None, **kwargs):
-        """keras predict on raw strings (or features): the model's output dict of NumPy arrays,
-        plus what the task reads from them (see `_postprocess`)."""
+        """Runs the model on raw strings (or feature dicts), as `keras.Model.predict`.
+
+        Args:
+            x: Raw texts, feature dicts or a `tf.data.Dataset`, as for `fit` (without labels).
+            batch_size: int. Batch size of in-memory x. Defaults to `None`: 32.
+            **kwargs: Other `keras.Model.predict` arguments (`verbose`, ...).
+
+        Returns:
+            The model's output dict of NumPy arrays, plus what the task reads from them (e.g.
+            `label_ids` for a classifier; see the task class).
+        """
         ds = data.make_dataset(self.preprocessor, x, batch_size=batch_size)
         return self._postprocess(x, super().predict(ds, **kwargs))
 
@@ -216,7 +305,11 @@ class TextTaskMixin:
     # ----- export and loading
 
     def text_input_signature(self):
-        """The raw-text serving signature; per task."""
+        """Returns the raw-text input signature that `export` serves; defined per task.
+
+        Returns:
+            A list with the `tf.TensorSpec` structure of the raw inputs.
+        """
         return [tf.TensorSpec([None], tf.string, name="text")]
 
     def export(
@@ -228,8 +321,24 @@ class TextTaskMixin:
         raw_text=True,
         **kwargs,
     ):
-        """SavedModel whose `serve` takes raw strings (raw_text, the default; tokenized in the
-        graph) or feature dicts (raw_text=False)."""
+        """Exports a SavedModel whose `serve` endpoint takes raw strings or feature dicts.
+
+        With `raw_text` (the default) `serve` takes string tensors in the task's structure and
+        tokenizes them in the graph, so serving needs no Python tokenizer.
+
+        Args:
+            filepath: Output folder of the SavedModel.
+            format: Export format, as `keras.Model.export`. Defaults to `"tf_saved_model"`.
+            verbose: Whether Keras prints what it exported. Defaults to `None`.
+            input_signature: The serving signature; `None` uses the raw-text one (with
+                `raw_text`) or Keras' default. Defaults to `None`.
+            raw_text: Whether `serve` takes raw strings (`True`) or feature dicts (`False`).
+                Defaults to `True`.
+            **kwargs: Other `keras.Model.export` arguments.
+
+        Raises:
+            ValueError: when `raw_text` is asked of a model without a preprocessor.
+        """
         if input_signature is None and raw_text:
             self._require_preprocessor()
             input_signature = self.text_input_signature()
@@ -249,10 +358,40 @@ class TextTaskMixin:
         vocab_file=None,
         **model_args,
     ):
-        """A task model with its preprocessor from a Google release folder (albert_config.json,
-        model.ckpt-best, 30k-clean.model; or vocab_chinese.txt / vocab.txt for the WordPiece
-        releases), a run's output_dir (its checkpoint; pass albert_config_file /
-        spm_model_file / vocab_file where it has none), or a `.keras` file."""
+        """Builds the task model and its preprocessor from pretrained files.
+
+        `path` may be a Google release folder (`albert_config.json`, `model.ckpt-best`,
+        `30k-clean.model`; or `vocab_chinese.txt` / `vocab.txt` for the WordPiece releases), a
+        training run's `output_dir` (its `model.ckpt-best`, else its latest checkpoint; pass
+        `albert_config_file`, `spm_model_file` or `vocab_file` where it has none), or a
+        `.keras` file saved from this class. From a folder, the encoder loads from the
+        checkpoint and a task head the checkpoint lacks starts from random values. A default
+        `sequence_length` is cut to the model's `max_position_embeddings`.
+
+        Args:
+            path: A release folder, a run's output folder, or a `.keras` file (any filesystem
+                TensorFlow reads).
+            spm_model_file: Path of the SentencePiece model when the folder has none.
+                Defaults to `None`.
+            albert_config_file: Path of the model config when the folder has no
+                `albert_config.json`. Defaults to `None`.
+            do_lower_case: Whether the preprocessor lowercases. Defaults to `True`.
+            preprocessor_args: dict of further preprocessor constructor arguments.
+                Defaults to `None`.
+            vocab_file: Path of a WordPiece vocabulary when the folder has none.
+                Defaults to `None`.
+            **model_args: The task model's constructor arguments (e.g. `num_labels`); the
+                preprocessor's lengths (`sequence_length`, and `max_query_length` or
+                `max_qa_length` where the task has them) go to the preprocessor.
+
+        Returns:
+            An instance of this class, its encoder weights loaded.
+
+        Raises:
+            InputError: (a `ValueError`) when `path` is neither a folder nor a `.keras` file,
+                when the config, tokenizer or checkpoint is missing, or when a `.keras` file
+                holds another class.
+        """
         path = os.fspath(path)
         if path.endswith(".keras"):
             return cls._load_keras(path)
@@ -276,6 +415,7 @@ class TextTaskMixin:
 
     @classmethod
     def _load_keras(cls, path):
+        """The model of a `.keras` file, checked to be an instance of cls."""
         if not fileio.isfile(path):
             raise InputError(f"from_pretrained: no such file {path}")
         with fileio.local_copy(path) as local:  # any filesystem: Keras reads a local copy

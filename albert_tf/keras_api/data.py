@@ -1,6 +1,9 @@
-"""What `fit`/`evaluate`/`predict` of the text models take, as one tf.data pipeline: Python lists,
-NumPy arrays, pandas columns (or tuples / dicts of them) and tf.data of strings are sliced,
-batched and mapped through the model's preprocessor; feature dicts pass through untouched."""
+"""The inputs of the text models' `fit`/`evaluate`/`predict`, turned into one tf.data pipeline.
+
+Python lists, NumPy arrays, pandas columns (or tuples / dicts of them) and tf.data datasets of
+strings are sliced, batched and mapped through the model's preprocessor; feature dicts pass
+through untouched.
+"""
 
 from __future__ import annotations
 
@@ -25,7 +28,14 @@ def _array(x):
 
 
 def is_features(x) -> bool:
-    """Whether x is already model features (a dict with `input_ids`), not raw text."""
+    """Tells whether x is already model features (a dict with `input_ids`), not raw text.
+
+    Args:
+        x: The inputs, or a `tf.data.Dataset` (its element spec is checked).
+
+    Returns:
+        True for a feature dict (or a dataset of them, with or without labels).
+    """
     if isinstance(x, tf.data.Dataset):
         x = x.element_spec
         x = x[0] if isinstance(x, tuple) else x
@@ -39,14 +49,33 @@ def _unbatched(ds) -> bool:
 
 
 def _num_examples(data) -> int:
+    """Number of examples of in-memory data (the length of its first array)."""
     return len(tf.nest.flatten(data)[0])
 
 
 def make_dataset(preprocessor, x, y=None, sample_weight=None, batch_size=None, shuffle=False):
-    """A batched tf.data.Dataset of (features[, y[, sample_weight]]) from any supported x.
+    """Builds the batched tf.data.Dataset of `(features[, y[, sample_weight]])` for any x.
 
-    A tf.data.Dataset x keeps its own labels and batching (an unbatched one is batched by
-    batch_size); shuffle applies to in-memory data only, reshuffled every epoch."""
+    A `tf.data.Dataset` x keeps its own labels and batching (an unbatched one is batched by
+    `batch_size`). Raw text is mapped through the preprocessor; feature dicts are not.
+
+    Args:
+        preprocessor: The model's preprocessor layer, or `None` (then x must be features).
+        x: Raw texts or feature dicts (lists, NumPy arrays, pandas columns or a DataFrame, a
+            tuple or dict of them), or a `tf.data.Dataset`.
+        y: Labels for in-memory x, or `None`. Defaults to `None`.
+        sample_weight: Per-example weights for in-memory x, or `None`. Defaults to `None`.
+        batch_size: int. Batch size; `None` means 32. Defaults to `None`.
+        shuffle: Whether in-memory data is shuffled, reshuffled every epoch.
+            Defaults to `False`.
+
+    Returns:
+        A prefetched `tf.data.Dataset`.
+
+    Raises:
+        ValueError: when y or sample_weight is given with a dataset x, when sample_weight
+            comes without y, or when raw text comes without a preprocessor.
+    """
     batch_size = batch_size or DEFAULT_BATCH_SIZE
     if isinstance(x, tf.data.Dataset):
         if y is not None or sample_weight is not None:
@@ -74,8 +103,17 @@ def make_dataset(preprocessor, x, y=None, sample_weight=None, batch_size=None, s
 
 
 def num_steps(ds, epochs, steps_per_epoch=None):
-    """Training steps of `epochs` over ds (steps_per_epoch, else the dataset's cardinality), or
-    None when the dataset's length is unknown or infinite."""
+    """Counts the training steps of `epochs` over a dataset.
+
+    Args:
+        ds: The batched `tf.data.Dataset`.
+        epochs: int. Number of epochs.
+        steps_per_epoch: int or `None`. Steps per epoch; `None` uses the dataset's
+            cardinality. Defaults to `None`.
+
+    Returns:
+        The number of steps, or `None` when the dataset's length is unknown or infinite.
+    """
     if steps_per_epoch is None:
         n = int(ds.cardinality())
         if n < 0:

@@ -1,6 +1,7 @@
 """The task models on raw text: AlbertClassifier, AlbertMultipleChoice and AlbertSquadV1 with a
 preprocessor inside (see keras_api.base), so each trains, evaluates, predicts and exports from
-strings. Variables and names are the task models' own, so their checkpoints load as they are."""
+strings. Their variables and variable names are those of the task models, so the task models'
+checkpoints load into them unchanged."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ _TEXT = lambda name: tf.TensorSpec([None], tf.string, name=name)
 
 
 def _column(x, key, index):
-    """One input column of in-memory x (a dict by key, a tuple by position) as a NumPy array."""
+    """Returns one input column of in-memory x (a dict by key, a tuple by position) as a NumPy
+    array; raises ValueError for a tf.data.Dataset."""
     if isinstance(x, tf.data.Dataset):
         raise ValueError(
             "this needs the inputs in memory (lists, arrays, pandas), not a tf.data.Dataset"
@@ -38,17 +40,70 @@ def _column(x, key, index):
 
 
 def _text(value):
+    """A str of a str or UTF-8 bytes value."""
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertTextClassifier(TextTaskMixin, AlbertClassifier):
-    """AlbertClassifier on raw text: x is strings [batch], or (text_a, text_b) with text_pair.
+    """An end-to-end ALBERT text classifier that trains and predicts on raw strings.
 
-    `predict` adds `label_ids`, the argmax (classification only). With `multi_label=True` y is
-    0/1 [batch, num_labels] (a sigmoid and binary cross-entropy per label) and `predict` adds
-    `label_mask`, the labels with probability >= `threshold` (set it from dev with
-    `choose_threshold`).
+    It is albert_tf's `AlbertClassifier` (the model Google's classifier scripts fine-tune) with
+    an `AlbertTextPreprocessor` inside, so `fit`, `evaluate`, `predict` and `export` take
+    strings. keras-hub's `AlbertTextClassifier` is built from `(backbone, num_classes,
+    preprocessor)`; this one is built from `(config, num_labels)` or with `from_pretrained`,
+    and keeps Google's variable names, so every checkpoint albert_tf's converters and drivers
+    write loads into it.
+
+    The input x is strings `[batch]`, or a pair `(text_a, text_b)` of string arrays (or a dict
+    with `text_a`, `text_b`). Labels y are class ids `[batch]`; with `is_regression` floats
+    (one output, squared error, as STS-B); with `multi_label` 0/1 `[batch, num_labels]` (a
+    sigmoid and binary cross-entropy per label). `predict` returns `logits` and `probabilities`
+    (`predictions` for regression) and adds `label_ids`, the argmax (single-label
+    classification), or with `multi_label` `label_mask`, the labels whose probability is at
+    least `threshold` (set it on a dev set with `choose_threshold`). `compile()` defaults to
+    Google's AdamW recipe with learning rate 2e-5; a `.keras` file saves the tokenizer with
+    the weights.
+
+    Args:
+        config: An `AlbertConfig` (or its dict) of the encoder.
+        num_labels: int. Number of classes (1 for regression; the number of labels for
+            multi-label). Defaults to `2`.
+        dropout_prob: float. Dropout on the pooled output before the classification layer.
+            Defaults to `0.1`.
+        is_regression: Whether the model regresses one float (needs `num_labels=1`).
+            Defaults to `False`.
+        preprocessor: An `AlbertTextPreprocessor` (or its serialised config), or `None` for a
+            model that takes only feature dicts. Defaults to `None`.
+        text_pair: Whether the exported SavedModel's `serve` takes a pair of strings
+            (`text_a`, `text_b`) instead of one. `fit` and `predict` accept pairs either way.
+            Defaults to `False`.
+        multi_label: Whether each example may have several labels (sigmoid per label).
+            Defaults to `False`.
+        threshold: float. Probability from which `predict` marks a label in `label_mask`
+            (multi-label only). Defaults to `0.5`.
+        **kwargs: Other `keras.Model` arguments, such as `name`.
+
+    Raises:
+        ValueError: when `is_regression` is set with `num_labels` other than 1 or together
+            with `multi_label`, or (`InputError`) when the preprocessor's `sequence_length`
+            exceeds the config's `max_position_embeddings`.
+
+    Example:
+
+    >>> import albert_tf
+    >>> classifier = albert_tf.AlbertTextClassifier.from_pretrained(
+    ...     "tests/data/fixtures/albert_tiny", num_labels=2)
+    >>> classifier.compile()
+    >>> texts = ["a good film", "a bad film", "great acting", "awful plot"]
+    >>> history = classifier.fit(texts, [1, 0, 1, 0], batch_size=2, epochs=1, verbose=0)
+    >>> sorted(history.history)
+    ['accuracy', 'loss']
+    >>> outputs = classifier.predict(["a good film", "awful plot"], verbose=0)
+    >>> sorted(outputs)
+    ['label_ids', 'logits', 'probabilities']
+    >>> outputs["probabilities"].shape, outputs["label_ids"].shape
+    ((2, 2), (2,))
     """
 
     preprocessor_class = AlbertTextPreprocessor
@@ -75,12 +130,29 @@ class AlbertTextClassifier(TextTaskMixin, AlbertClassifier):
         self._set_preprocessor(preprocessor)
 
     def choose_threshold(self, x, y, batch_size=None) -> float:
-        """Set `threshold` to the one with the best micro F1 on (x, y) (a dev set); returns it."""
+        """Sets `threshold` to the value with the best micro F1 on (x, y), a dev set.
+
+        For multi-label classifiers: `predict` then marks the labels whose probability is at
+        least this threshold.
+
+        Args:
+            x: Raw texts (in memory or a dataset, as for `predict`).
+            y: 0/1 labels `[batch, num_labels]`.
+            batch_size: int. Batch size of in-memory x. Defaults to `None`: 32.
+
+        Returns:
+            The chosen threshold, a float.
+        """
         probs = self.predict(x, batch_size=batch_size, verbose=0)["probabilities"]
         self.threshold = best_threshold(probs, np.asarray(y))
         return self.threshold
 
     def text_input_signature(self):
+        """Returns the raw-text serving signature: one string tensor, or two with text_pair.
+
+        Returns:
+            A list with the `tf.TensorSpec` structure `export` serves.
+        """
         if self.text_pair:
             return [(_TEXT("text_a"), _TEXT("text_b"))]
         return [_TEXT("text")]
@@ -95,10 +167,44 @@ class AlbertTextClassifier(TextTaskMixin, AlbertClassifier):
 
 @keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertTextMultipleChoice(TextTaskMixin, AlbertMultipleChoice):
-    """AlbertMultipleChoice on raw text: x is a dict (or tuple) of `article` [batch],
-    `question` [batch], `options` [batch, num_choices], packed in Google's RACE layout.
+    """An end-to-end ALBERT multiple-choice model (RACE) that trains and predicts on raw strings.
 
-    `predict` adds `choice`, the chosen option's index; `predict_options` gives its text.
+    It is albert_tf's `AlbertMultipleChoice` with an `AlbertMultipleChoicePreprocessor` inside,
+    which packs each option in Google's RACE layout (`[CLS] article [SEP] question-option
+    [SEP]`). The input x is a dict (or tuple) of `article` (strings `[batch]`), `question`
+    (`[batch]`) and `options` (`[batch, num_choices]`); labels y are the right options'
+    indices `[batch]` (e.g. `model.fit(x, [0, 0])` trains on the example below). `predict`
+    returns `logits` and `probabilities` `[batch, num_choices]` and adds `choice`, the index
+    of the chosen option; `predict_options` gives its text. `compile()` defaults to Google's
+    RACE recipe, AdamW with learning rate 1e-5.
+
+    Args:
+        config: An `AlbertConfig` (or its dict) of the encoder.
+        num_choices: int. Number of options per question. Defaults to `4`.
+        dropout_prob: float. Dropout on the pooled output before the scoring layer.
+            Defaults to `0.1`.
+        preprocessor: An `AlbertMultipleChoicePreprocessor` with the same `num_choices` (or its
+            serialised config), or `None` for a model that takes only feature dicts.
+            Defaults to `None`.
+        **kwargs: Other `keras.Model` arguments, such as `name`.
+
+    Raises:
+        ValueError: when the preprocessor packs another number of choices, or (`InputError`)
+            when its `sequence_length` exceeds the config's `max_position_embeddings`.
+
+    Example:
+
+    >>> import albert_tf
+    >>> model = albert_tf.AlbertTextMultipleChoice.from_pretrained(
+    ...     "tests/data/fixtures/albert_tiny", num_choices=2)
+    >>> x = {"article": ["The cat sat on the mat.", "Tom has a red car."],
+    ...      "question": ["Where did the cat sit?", "Tom's car is _."],
+    ...      "options": [["on the mat", "in a tree"], ["red", "blue"]]}
+    >>> outputs = model.predict(x, verbose=0)
+    >>> outputs["probabilities"].shape, outputs["choice"].shape
+    ((2, 2), (2,))
+    >>> model.chosen_options(x, [1, 0])
+    ['in a tree', 'red']
     """
 
     preprocessor_class = AlbertMultipleChoicePreprocessor
@@ -119,12 +225,32 @@ class AlbertTextMultipleChoice(TextTaskMixin, AlbertMultipleChoice):
 
     @classmethod
     def from_pretrained(cls, path, *, num_choices=4, preprocessor_args=None, **kwargs):
+        """Builds the model and its preprocessor from pretrained files.
+
+        As `TextTaskMixin.from_pretrained`, with `num_choices` given to both the model and
+        the preprocessor.
+
+        Args:
+            path: A Google release folder, a run's output folder, or a `.keras` file.
+            num_choices: int. Number of options per question. Defaults to `4`.
+            preprocessor_args: dict of further preprocessor arguments. Defaults to `None`.
+            **kwargs: The other arguments of `TextTaskMixin.from_pretrained` (e.g.
+                `sequence_length`, `max_qa_length`, `spm_model_file`).
+
+        Returns:
+            An `AlbertTextMultipleChoice`, its encoder weights loaded.
+        """
         args = {"num_choices": num_choices, **(preprocessor_args or {})}
         return super().from_pretrained(
             path, num_choices=num_choices, preprocessor_args=args, **kwargs
         )
 
     def text_input_signature(self):
+        """Returns the raw-text serving signature: `article`, `question`, `options`.
+
+        Returns:
+            A list with one dict of `tf.TensorSpec`.
+        """
         options = tf.TensorSpec([None, self.num_choices], tf.string, name="options")
         return [{"article": _TEXT("article"), "question": _TEXT("question"), "options": options}]
 
@@ -135,12 +261,36 @@ class AlbertTextMultipleChoice(TextTaskMixin, AlbertMultipleChoice):
         return outputs
 
     def predict_options(self, x, batch_size=None, **kwargs):
-        """The text of the chosen option of each question (x in memory)."""
+        """Predicts and returns the text of the chosen option of each question.
+
+        Args:
+            x: The inputs, in memory (a dict or tuple of lists or arrays, as for `predict`).
+            batch_size: int. Batch size. Defaults to `None`: 32.
+            **kwargs: Other `predict` arguments (`verbose`, ...).
+
+        Returns:
+            A list of str, one option per question.
+
+        Raises:
+            ValueError: when x is a `tf.data.Dataset` (raised while reading the options).
+        """
         return self.chosen_options(x, self.predict(x, batch_size=batch_size, **kwargs))
 
     @staticmethod
     def chosen_options(x, choice):
-        """The option texts of x (in memory) picked by `choice` (indices, or predict's output)."""
+        """Returns the option texts of x picked by `choice`.
+
+        Args:
+            x: The inputs, in memory (a dict with `options`, or a tuple whose third item is
+                the options).
+            choice: Indices `[batch]`, or `predict`'s output dict (its `choice` is used).
+
+        Returns:
+            A list of str, one option per question.
+
+        Raises:
+            ValueError: when x is a `tf.data.Dataset`.
+        """
         if isinstance(choice, dict):
             choice = choice["choice"]
         options = _column(x, "options", 2)
@@ -149,13 +299,44 @@ class AlbertTextMultipleChoice(TextTaskMixin, AlbertMultipleChoice):
 
 @keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertTextSpanExtractor(TextTaskMixin, AlbertSquadV1):
-    """AlbertSquadV1 on raw text: x is a dict (or tuple) of `question`, `context` strings.
+    """An end-to-end ALBERT extractive question-answering model (SQuAD v1) on raw strings.
 
-    Only the FIRST window of each context is read (AlbertSpanPreprocessor); an answer past it
-    cannot be found. `predict` adds `answer_text`, `answer_start` and `answer_end` (character
-    offsets into the context, end exclusive; -1 where the window holds no context), the best
-    span of at most `max_answer_length` pieces; aligned in Python (x in memory).
-    `fit` takes feature dicts with `start_positions` / `end_positions`.
+    It is albert_tf's `AlbertSquadV1` with an `AlbertSpanPreprocessor` inside. The input x is
+    a dict (or tuple) of `question` and `context` strings `[batch]`. Only the FIRST window of
+    each context is read (see `AlbertSpanPreprocessor`): an answer past it cannot be found.
+    `predict` returns `start_logits` and `end_logits` and adds `answer_text`, `answer_start`
+    and `answer_end`: the best span of at most `max_answer_length` pieces, as character
+    offsets into the context (end exclusive; -1 where the window holds no context). The
+    answers are aligned to the text in Python, so `predict` needs x in memory. `fit` takes
+    feature dicts with `start_positions` and `end_positions` (Google's SQuAD records), not raw
+    text. `compile()` defaults to Google's AdamW recipe with learning rate 3e-5.
+
+    Args:
+        config: An `AlbertConfig` (or its dict) of the encoder.
+        max_answer_length: int. Longest answer `predict` returns, in pieces. Defaults to `30`.
+        preprocessor: An `AlbertSpanPreprocessor` (or its serialised config), or `None` for a
+            model that takes only feature dicts. Defaults to `None`.
+        **kwargs: Other `keras.Model` arguments, such as `name`.
+
+    Raises:
+        InputError: (a `ValueError`) when the preprocessor's `sequence_length` exceeds the
+            config's `max_position_embeddings`.
+
+    Example:
+
+    >>> import albert_tf
+    >>> model = albert_tf.AlbertTextSpanExtractor.from_pretrained(
+    ...     "tests/data/fixtures/albert_tiny", sequence_length=32)
+    >>> model.preprocessor.sequence_length, model.preprocessor.max_query_length
+    (32, 5)
+    >>> context = "The cat sat on the mat."
+    >>> outputs = model.predict({"question": ["Where did the cat sit?"], "context": [context]},
+    ...                         verbose=0)
+    >>> outputs["start_logits"].shape
+    (1, 32)
+    >>> start, end = outputs["answer_start"][0], outputs["answer_end"][0]
+    >>> outputs["answer_text"][0] == context[start:end]
+    True
     """
 
     preprocessor_class = AlbertSpanPreprocessor
@@ -171,6 +352,16 @@ class AlbertTextSpanExtractor(TextTaskMixin, AlbertSquadV1):
         self._python_tokenizer = None
 
     def call(self, inputs, training=None):
+        """Runs the model, passing the context's window position through to the outputs.
+
+        Args:
+            inputs: A feature dict, or raw `question` / `context` strings.
+            training: Whether dropout is on. Defaults to `None`.
+
+        Returns:
+            A dict with `start_logits`, `end_logits` and, when the features have them,
+            `context_offset` and `context_length`.
+        """
         if not data.is_features(inputs):
             inputs = self._require_preprocessor()(inputs)
         outputs = super().call(inputs, training=training)
@@ -180,6 +371,11 @@ class AlbertTextSpanExtractor(TextTaskMixin, AlbertSquadV1):
         return outputs
 
     def text_input_signature(self):
+        """Returns the raw-text serving signature: `question`, `context`.
+
+        Returns:
+            A list with one dict of `tf.TensorSpec`.
+        """
         return [{"question": _TEXT("question"), "context": _TEXT("context")}]
 
     def _tokenizer(self):

@@ -1,6 +1,6 @@
 """Codepoint tables of Google's normalisation (combining marks, whitespace, digits) as regex
-classes,
-shared by the Python preprocessing and the in-graph tokenizer so both drop the same characters."""
+classes, shared by the Python preprocessing and the in-graph tokenizer so both drop the same
+characters."""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
-"""In-graph text ops that the SentencePiece and WordPiece tokenizers share: Python's per-character
-Unicode steps (NFKD, NFD, lower) made exact against TensorFlow's ICU, string patching without
-tf.cond, and [CLS] A [SEP] B [SEP] packing of ids."""
+"""In-graph text ops shared by the SentencePiece and WordPiece graph tokenizers.
+
+They are: Python's per-character Unicode steps (NFKD, NFD, lower) made to match exactly despite
+TensorFlow's different ICU version, replacing some strings of a batch without tf.cond, and
+[CLS] A [SEP] B [SEP] packing of ids.
+"""
 
 from __future__ import annotations
 
@@ -91,22 +94,63 @@ def matches_pattern(strings, pattern):
 
 
 class PackingMixin:
-    """[CLS] A [SEP] (B [SEP]) packing of an in-graph tokenizer's ids (it has `tokenize`,
-    `cls_id`, `sep_id`, `pad_id`), shared by the SentencePiece and WordPiece tokenizers."""
+    """Adds `[CLS] A [SEP] (B [SEP])` packing to an in-graph tokenizer.
+
+    The tokenizer class provides `tokenize`, `cls_id`, `sep_id` and `pad_id`; the SentencePiece
+    and WordPiece graph tokenizers share this mixin.
+    """
 
     def pack(self, ids_a, ids_b=None, max_seq_length=128):
-        """[CLS] A [SEP] (B [SEP]) packed to dense int32 input_ids / input_mask / segment_ids."""
+        """Packs piece ids as `[CLS] A [SEP] (B [SEP])` dense model features.
+
+        A pair longer than `max_seq_length - 3` ids (one text: `max_seq_length - 2`) is cut as
+        Google cuts it: one id at a time from the end of the longer text, from B on a tie.
+
+        Args:
+            ids_a: Ragged int ids `[batch, (pieces)]` of the first texts.
+            ids_b: Ragged int ids `[batch, (pieces)]` of the second texts, or `None`.
+                Defaults to `None`.
+            max_seq_length: int. Length of the packed features. Defaults to `128`.
+
+        Returns:
+            A dict of int32 tensors `[batch, max_seq_length]`: `input_ids`, `input_mask`
+            (1 for real ids, 0 for padding) and `segment_ids` (0 for A, 1 for B).
+
+        Raises:
+            ValueError: when `max_seq_length` leaves no room for the special tokens (raised
+                by `pack_ids_graph`).
+        """
         return pack_ids_graph(
             ids_a, ids_b, max_seq_length, self.cls_id, self.sep_id, pad_id=self.pad_id
         )
 
     def encode(self, text_a, text_b=None, max_seq_length=128):
-        """Raw strings (one or a pair per example) → packed model features."""
+        """Tokenizes raw strings (one text or a pair per example) and packs them.
+
+        Args:
+            text_a: A string tensor `[batch]` of first texts.
+            text_b: A string tensor `[batch]` of second texts, or `None`. Defaults to `None`.
+            max_seq_length: int. Length of the packed features. Defaults to `128`.
+
+        Returns:
+            The dict of `pack`: int32 `input_ids`, `input_mask`, `segment_ids`
+            `[batch, max_seq_length]`.
+        """
         ids_b = None if text_b is None else self.tokenize(text_b)
         return self.pack(self.tokenize(text_a), ids_b, max_seq_length)
 
     def serving_function(self, max_seq_length=128, pair=False):
-        """A tf.function over [batch] strings giving packed features, for SavedModel signatures."""
+        """Builds a `tf.function` from `[batch]` strings to packed features, for SavedModels.
+
+        Args:
+            max_seq_length: int. Length of the packed features. Defaults to `128`.
+            pair: Whether the function takes two string tensors (a text pair).
+                Defaults to `False`.
+
+        Returns:
+            A `tf.function` with a `[None]` string input signature (two for a pair) that
+            returns the dict of `encode`.
+        """
         spec = tf.TensorSpec([None], tf.string)
         if pair:
             return tf.function(

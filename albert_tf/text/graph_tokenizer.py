@@ -1,11 +1,12 @@
 """ALBERT's tokenization inside the TensorFlow graph (SavedModel, tf.data, serving).
 
-`GraphTokenizer` runs Google's `preprocess_text` with TF ops (ASCII strings skip the Unicode
-steps, identities on them) and then tf-text's SentencePiece (FastSentencepieceTokenizer, whose
-Viterbi tie-breaking matches sentencepiece 0.2), and applies Google's comma-digit fix-up as a
-ragged gather through a table precomputed from the vocabulary. It gives the ids
-`FullTokenizer` gives (the Python path is the reference); docs/tokenization.md lists the few
-inputs where it cannot.
+`GraphTokenizer` runs Google's `preprocess_text` with TensorFlow ops (ASCII strings skip the
+Unicode steps, which do nothing to them), then tf-text's SentencePiece
+(`FastSentencepieceTokenizer`, whose Viterbi tie-breaking matches sentencepiece 0.2), and applies
+Google's comma-digit fix-up as a ragged gather through a table precomputed from the vocabulary.
+It gives the ids `FullTokenizer` gives (the Python tokenizer is the reference);
+docs/tokenization.md lists the few inputs where it cannot. `GraphTokenizerLayer` wraps it (or
+the WordPiece equivalent) as a Keras layer that `.keras` files save with its model.
 """
 
 from __future__ import annotations
@@ -30,11 +31,51 @@ __all__ = ["GraphTokenizer", "GraphTokenizerLayer", "make_graph_tokenizer"]
 
 
 class GraphTokenizer(PackingMixin, tf.Module):
-    """Raw strings → ragged int32 ids, as FullTokenizer(spm_model_file).tokenize(preprocess_text).
+    """SentencePiece tokenizer in TensorFlow ops: string tensors to ragged int32 piece ids.
 
-    preprocess: run Google's preprocess_text in-graph (lower = do_lower_case); False feeds the
-    strings to SentencePiece as they are (FullTokenizer.tokenize alone). sample: subword
-    sampling (nbest 64, alpha 0.1) as encode_pieces(sample=True).
+    It gives the ids of `FullTokenizer(spm_model_file=...)` applied to
+    `preprocess_text(text, lower=do_lower_case)`, but as graph ops, so it runs in `tf.data`,
+    inside `tf.function` and in exported SavedModels. `encode` and `pack` also build the
+    `[CLS] A [SEP] B [SEP]` features (`input_ids`, `input_mask`, `segment_ids`) the models take.
+    Special ids (`cls_id`, `sep_id`, `mask_id`, `pad_id`, `unk_id`) and `vocab_size` are
+    attributes.
+
+    The first tokenizer built in a process spends a few seconds comparing TensorFlow's Unicode
+    tables with Python's (so that normalisation matches `preprocess_text`); later ones reuse
+    the result.
+
+    Args:
+        spm_model_file: Path of the SentencePiece model (e.g. a release's `30k-clean.model`).
+        do_lower_case: Whether the in-graph preprocessing lowercases. Defaults to `True`.
+        preprocess: Whether to apply Google's `preprocess_text` in the graph. `False` feeds
+            the strings to SentencePiece as they are, like `FullTokenizer.tokenize` alone.
+            Defaults to `True`.
+        sample: Whether to sample segmentations (subword regularisation, nbest 64, alpha 0.1),
+            like `FullTokenizer.tokenize(text, sample=True)`. Defaults to `False`.
+        remove_space: Whether the preprocessing collapses whitespace runs and strips the ends.
+            Defaults to `True`.
+        name: Name of the `tf.Module`. Defaults to `None`.
+
+    Raises:
+        ValueError: when the model lacks `[CLS]`, `[SEP]` or `[MASK]` (raised by
+            `FullTokenizer`).
+
+    Example:
+
+    >>> import tensorflow as tf, albert_tf
+    >>> tokenizer = albert_tf.GraphTokenizer("tests/data/fixtures/albert_tiny/30k-clean.model")
+    >>> ids = tokenizer.tokenize(tf.constant(["Héllo,   World!", "the cat"]))
+    >>> ids.to_list()
+    [[13, 397, 489, 113, 16, 248, 109, 338, 588], [14, 13, 65, 51, 56]]
+    >>> tokenizer("Hello").numpy().tolist()
+    [13, 397, 489, 113]
+    >>> features = tokenizer.encode(tf.constant(["Hello"]), tf.constant(["the cat"]), 10)
+    >>> features["input_ids"].numpy().tolist()
+    [[2, 13, 397, 489, 113, 3, 14, 13, 65, 3]]
+    >>> features["segment_ids"].numpy().tolist()
+    [[0, 0, 0, 0, 0, 0, 1, 1, 1, 1]]
+    >>> tokenizer.detokenize(ids).numpy().tolist()
+    [b'hello, world!', b'the cat']
     """
 
     def __init__(
@@ -105,11 +146,19 @@ class GraphTokenizer(PackingMixin, tf.Module):
     # ----- preprocessing
 
     def preprocess_text(self, strings):
-        """preprocess_text on a string tensor: whitespace collapse, NFKD, drop combining, lower.
+        """Applies Google's `preprocess_text` to a string tensor, in TensorFlow ops.
 
-        Fast paths, exact because the Unicode steps are identities on ASCII: strings of ASCII
-        words between single spaces (most text) are only lowercased, other ASCII strings only
-        collapsed and lowercased; the rest take every step.
+        The steps are those of `preprocess_text`: whitespace collapse (when `remove_space`),
+        NFKD, dropping combining marks, lowercasing (when `do_lower_case`). Fast paths, exact
+        because the Unicode steps do nothing to ASCII: strings of ASCII words between single
+        spaces (most text) are only lowercased, other ASCII strings only collapsed and
+        lowercased; the rest take every step.
+
+        Args:
+            strings: A string tensor (or anything `tf.convert_to_tensor` makes one), any rank.
+
+        Returns:
+            A string tensor of the same shape, the normalised texts.
         """
         strings = tf.convert_to_tensor(strings, dtype=tf.string)
         s = tf.reshape(strings, [-1])  # any rank, a scalar included
@@ -146,8 +195,17 @@ class GraphTokenizer(PackingMixin, tf.Module):
         return self.normalize(s)
 
     def normalize(self, s):
-        """preprocess_text's per-character steps (NFKD, drop combining marks, lower), without
-        the whitespace collapse: applied to single characters it says what each one becomes."""
+        """Applies `preprocess_text`'s per-character steps, without the whitespace collapse.
+
+        The steps are NFKD, dropping combining marks and lowercasing (when `do_lower_case`);
+        applied to single characters, it says what each one becomes.
+
+        Args:
+            s: A string tensor.
+
+        Returns:
+            A string tensor of the same shape.
+        """
         s = tf.strings.regex_replace(self._nfkd(s), self._comb_re, "")
         return self._lower(s) if self.do_lower_case else s
 
@@ -166,7 +224,16 @@ class GraphTokenizer(PackingMixin, tf.Module):
         return tf.cond(tf.reduce_any(tf.gather(self._fix_flags, flat)), fixed, lambda: ids)
 
     def tokenize(self, strings):
-        """Ids of a string tensor: [batch] → ragged [batch, (pieces)]; a scalar → [pieces]."""
+        """Splits strings into piece ids (calling the tokenizer does the same).
+
+        Args:
+            strings: A string tensor (or a Python string or list), a scalar or of shape
+                `[batch]`. Raw text: the in-graph preprocessing applies when `preprocess`.
+
+        Returns:
+            int32 ids: a `tf.RaggedTensor` `[batch, (pieces)]` for a `[batch]` input, a dense
+            `[pieces]` tensor for a scalar.
+        """
         strings = tf.convert_to_tensor(strings, dtype=tf.string)
         scalar = strings.shape.rank == 0
         if scalar:
@@ -181,13 +248,37 @@ class GraphTokenizer(PackingMixin, tf.Module):
     __call__ = tokenize
 
     def detokenize(self, ids):
-        """SentencePiece's text of ids (fix-up pieces read back as SentencePiece decodes them)."""
+        """Turns piece ids back into text, as SentencePiece decodes them.
+
+        The text is the preprocessed one (lowercased, accents stripped); the pieces of the
+        comma-digit fix-up decode as SentencePiece reads them.
+
+        Args:
+            ids: int ids, ragged `[batch, (pieces)]` or dense `[pieces]`.
+
+        Returns:
+            A string tensor: `[batch]` for a batch of ids, a scalar for one sequence.
+        """
         return self._sp.detokenize(ids)
 
 
 def make_graph_tokenizer(spm_model_file=None, vocab_file=None, do_lower_case=True):
-    """The in-graph tokenizer of a SentencePiece model (GraphTokenizer) or, for Google's
-    Chinese releases, of a WordPiece vocabulary (GraphWordPieceTokenizer)."""
+    """Builds the in-graph tokenizer of a SentencePiece model or a WordPiece vocabulary.
+
+    Args:
+        spm_model_file: Path of a SentencePiece model; gives a `GraphTokenizer`.
+            Defaults to `None`.
+        vocab_file: Path of a WordPiece vocabulary (Google's Chinese releases), used when
+            `spm_model_file` is not given; gives a `GraphWordPieceTokenizer`.
+            Defaults to `None`.
+        do_lower_case: Whether the tokenizer lowercases. Defaults to `True`.
+
+    Returns:
+        A `GraphTokenizer` or a `GraphWordPieceTokenizer`.
+
+    Raises:
+        ValueError: when neither file is given.
+    """
     if spm_model_file:
         return GraphTokenizer(str(spm_model_file), do_lower_case=do_lower_case)
     if vocab_file:
@@ -199,11 +290,41 @@ def make_graph_tokenizer(spm_model_file=None, vocab_file=None, do_lower_case=Tru
 
 @keras.saving.register_keras_serializable(package="albert_tf")
 class GraphTokenizerLayer(keras.layers.Layer):
-    """Keras layer: raw strings → packed features (or ragged ids when max_seq_length is None).
+    """Keras layer that tokenizes raw strings in the graph, optionally packing model features.
 
-    A `.keras` file stores the tokenizer's SentencePiece model or WordPiece vocabulary (an
-    asset), not its path, so it loads in another folder or machine; a layer rebuilt from
-    its config alone gets its tokenizer from `load_assets`.
+    Called on one string tensor (or two, a text pair), it returns the ragged int32 piece ids
+    when `max_seq_length` is `None`, else the packed `[CLS] A [SEP] (B [SEP])` features: a dict
+    of int32 `input_ids`, `input_mask`, `segment_ids` of shape `[batch, max_seq_length]`. It
+    uses a `GraphTokenizer` for a SentencePiece model and a `GraphWordPieceTokenizer` for a
+    WordPiece vocabulary.
+
+    A `.keras` file stores the tokenizer's SentencePiece model or WordPiece vocabulary itself
+    (as an asset), not its path, so the saved model loads in another folder or on another
+    machine. A layer rebuilt from its config alone has no tokenizer until `load_assets` runs.
+
+    Args:
+        spm_model_file: Path of a SentencePiece model. Defaults to `None`.
+        do_lower_case: Whether the tokenizer lowercases. Defaults to `True`.
+        max_seq_length: int or `None`. Length of the packed features; `None` returns the
+            piece ids unpacked. Defaults to `None`.
+        vocab_file: Path of a WordPiece vocabulary, used when `spm_model_file` is not given.
+            Defaults to `None`.
+        **kwargs: Other `keras.layers.Layer` arguments, such as `name`.
+
+    Example:
+
+    >>> import tensorflow as tf, albert_tf
+    >>> layer = albert_tf.GraphTokenizerLayer(
+    ...     "tests/data/fixtures/albert_tiny/30k-clean.model", max_seq_length=8)
+    >>> features = layer(tf.constant(["Hello, World!", "the cat"]))
+    >>> features["input_ids"].numpy().tolist()
+    [[2, 13, 397, 489, 113, 16, 248, 3], [2, 14, 13, 65, 51, 56, 3, 0]]
+    >>> features["input_mask"].numpy().tolist()
+    [[1, 1, 1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1, 1, 0]]
+    >>> ids_layer = albert_tf.GraphTokenizerLayer(
+    ...     "tests/data/fixtures/albert_tiny/30k-clean.model")
+    >>> ids_layer(tf.constant(["the cat"])).to_list()
+    [[14, 13, 65, 51, 56]]
     """
 
     ASSET_NAME = "spm.model"
@@ -230,10 +351,26 @@ class GraphTokenizerLayer(keras.layers.Layer):
 
     @property
     def wordpiece(self) -> bool:
+        """Whether the tokenizer is WordPiece (else SentencePiece)."""
         return isinstance(self.tokenizer, GraphWordPieceTokenizer)
 
     def call(self, text_a, text_b=None):
-        """Tokenizes (and packs, when max_seq_length is set) one or two string tensors."""
+        """Tokenizes one or two string tensors, and packs them when `max_seq_length` is set.
+
+        Args:
+            text_a: A string tensor `[batch]` (a scalar gives unbatched ids when unpacked).
+            text_b: The second texts of pairs, `[batch]`, or `None`. Used only when packing.
+                Defaults to `None`.
+
+        Returns:
+            The ragged int32 ids `[batch, (pieces)]` of `text_a` when `max_seq_length` is
+            `None`, else a dict of int32 `input_ids`, `input_mask`, `segment_ids`
+            `[batch, max_seq_length]`.
+
+        Raises:
+            ValueError: when the layer has no tokenizer (built without a model file and not
+                loaded from a `.keras` file).
+        """
         if self.tokenizer is None:
             raise ValueError(
                 f"GraphTokenizerLayer {self.name!r} has no tokenizer: pass "
@@ -244,8 +381,17 @@ class GraphTokenizerLayer(keras.layers.Layer):
         return self.tokenizer.encode(text_a, text_b, self.max_seq_length)
 
     def compute_output_spec(self, text_a, text_b=None):
-        """Output shapes without the model (a functional model is rebuilt before its
-        assets load): ragged int32 ids [..., (pieces)], or a dict of int32 [..., length]."""
+        """Describes the outputs without the tokenizer (a functional model is rebuilt before
+        its assets load).
+
+        Args:
+            text_a: The symbolic input's spec (its shape is used).
+            text_b: The second input's spec, or `None`. Defaults to `None`.
+
+        Returns:
+            A ragged int32 `keras.KerasTensor` `[..., (pieces)]`, or a dict of int32 ones
+            `[..., max_seq_length]`.
+        """
         shape = tuple(text_a.shape)
         if self.max_seq_length is None:
             return keras.KerasTensor(shape + (None,), "int32", ragged=True)
@@ -255,14 +401,28 @@ class GraphTokenizerLayer(keras.layers.Layer):
         }
 
     def get_config(self):
-        """Constructor arguments, for Keras serialisation (the model itself is an asset)."""
+        """Returns the constructor arguments, for Keras serialisation.
+
+        The SentencePiece model or vocabulary is not in the config: it is saved as an asset.
+
+        Returns:
+            A dict with the Layer config, `do_lower_case` and `max_seq_length`.
+        """
         config = super().get_config()
         config.update(do_lower_case=self.do_lower_case, max_seq_length=self.max_seq_length)
         return config
 
     def save_assets(self, dir_path):
-        """Writes the SentencePiece model's bytes (or the WordPiece vocabulary) into the
-        saved file's assets."""
+        """Writes the SentencePiece model's bytes (or the WordPiece vocabulary) as an asset.
+
+        Keras calls it when saving a `.keras` file.
+
+        Args:
+            dir_path: The assets folder Keras gives.
+
+        Raises:
+            ValueError: when the layer has no tokenizer to save.
+        """
         if self.tokenizer is None:
             raise ValueError(f"GraphTokenizerLayer {self.name!r} has no tokenizer to save")
         if self.wordpiece:
@@ -273,7 +433,13 @@ class GraphTokenizerLayer(keras.layers.Layer):
             fileio.write_bytes(fileio.join(dir_path, self.ASSET_NAME), self.tokenizer.model_proto)
 
     def load_assets(self, dir_path):
-        """Builds the tokenizer from the asset `save_assets` wrote."""
+        """Builds the tokenizer from the asset `save_assets` wrote.
+
+        Keras calls it when loading a `.keras` file.
+
+        Args:
+            dir_path: The assets folder Keras gives.
+        """
         vocab = fileio.join(dir_path, self.VOCAB_ASSET_NAME)
         if fileio.exists(vocab):
             self._use_model(vocab_file=vocab)

@@ -1,10 +1,11 @@
-"""Keras preprocessor layers: raw strings → the feature dicts the task models take, in the graph.
+"""Keras preprocessor layers: raw strings to the feature dicts the task models take, in the graph.
 
-One layer per task, each on the in-graph tokenizer (GraphTokenizerLayer, whose SentencePiece bytes
-travel inside `.keras` files): classification (one text or a pair), multiple choice (Google's
-RACE layout) and span extraction (the first window of question + context). Each is called as
-keras-hub's preprocessors are, `layer(x, y=None, sample_weight=None)`, so `ds.map(layer)` works
-on a tf.data of strings or of (strings, labels); given only x it returns the features.
+There is one layer per task, each built on the in-graph tokenizer (`GraphTokenizerLayer`, whose
+SentencePiece model is saved inside `.keras` files): classification (one text or a pair),
+multiple choice (Google's RACE layout) and span extraction (the first window of question +
+context). Each is called as keras-hub's preprocessors are, `layer(x, y=None, sample_weight=None)`,
+so `ds.map(layer)` works on a tf.data of strings or of (strings, labels); given only x it returns
+the features.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ __all__ = [
 
 
 def _strings(x, what):
-    """A string tensor, or a ValueError naming the input that is not text."""
+    """Returns x as a string tensor; raises ValueError naming the input when it is not text."""
     x = tf.convert_to_tensor(x)
     if x.dtype != tf.string:
         raise ValueError(f"{what}: expected strings, got a {x.dtype.name} tensor")
@@ -34,8 +35,16 @@ def _strings(x, what):
 
 
 def as_tensors(x):
-    """Nested Python / NumPy / pandas inputs as tensors: dict and tuple structure is kept (a
-    tuple is a text pair), anything else becomes one tensor."""
+    """Converts nested Python / NumPy / pandas inputs to tensors.
+
+    Dict and tuple structure is kept (a tuple is a text pair); anything else becomes one tensor.
+
+    Args:
+        x: A list, NumPy array, pandas column, tensor or `None`, or a dict or tuple of them.
+
+    Returns:
+        The same structure with tensors in place of the leaves (`None` stays `None`).
+    """
     if isinstance(x, dict):
         return {k: as_tensors(v) for k, v in x.items()}
     if isinstance(x, tuple):
@@ -51,20 +60,46 @@ def _lengths(ids):
 
 
 def keep_first(ids, lengths):
-    """The first lengths[i] ids of each row of a ragged [batch, (len)] tensor."""
+    """Keeps the first `lengths[i]` ids of each row of a ragged tensor.
+
+    Args:
+        ids: A ragged tensor `[batch, (len)]`.
+        lengths: int32 `[batch]`, how many ids to keep per row.
+
+    Returns:
+        A ragged tensor `[batch, (lengths)]`.
+    """
     pos = tf.ragged.range(_lengths(ids))
     return tf.ragged.boolean_mask(ids, pos < tf.expand_dims(lengths, 1))
 
 
 def keep_last(ids, lengths):
-    """The last lengths[i] ids of each row of a ragged [batch, (len)] tensor."""
+    """Keeps the last `lengths[i]` ids of each row of a ragged tensor.
+
+    Args:
+        ids: A ragged tensor `[batch, (len)]`.
+        lengths: int32 `[batch]`, how many ids to keep per row.
+
+    Returns:
+        A ragged tensor `[batch, (lengths)]`.
+    """
     n = _lengths(ids)
     return tf.ragged.boolean_mask(ids, tf.ragged.range(n) >= tf.expand_dims(n - lengths, 1))
 
 
 def choice_texts_graph(questions, options):
-    """Google's RACE qa text per option, in-graph: every "_" of the question replaced by the
-    option, else question + " " + option. questions [N], options [N] → [N]."""
+    """Builds Google's RACE question-option text for each option, in TensorFlow ops.
+
+    Every "_" of the question is replaced by the option; a question without "_" is followed by
+    a space and the option.
+
+    Args:
+        questions: A string tensor `[N]`.
+        options: A string tensor `[N]`, the option paired with each question.
+
+    Returns:
+        A string tensor `[N]`.
+    """
     parts = tf.strings.split(questions, "_")
     n = parts.row_lengths()
     is_last = tf.ragged.range(n) == tf.expand_dims(n - 1, 1)
@@ -78,8 +113,9 @@ def choice_texts_graph(questions, options):
 
 
 class _Preprocessor(keras.layers.Layer):
-    """Shared pieces: the tokenizer sublayer, the (x, y, sample_weight) calling convention and
-    the config (the SentencePiece model or WordPiece vocabulary is the tokenizer's asset)."""
+    """Base of the preprocessor layers: the tokenizer sublayer, the (x, y, sample_weight)
+    calling convention and the config (the SentencePiece model or WordPiece vocabulary is saved
+    as the tokenizer's asset)."""
 
     def __init__(
         self,
@@ -106,7 +142,12 @@ class _Preprocessor(keras.layers.Layer):
 
     @property
     def graph_tokenizer(self):
-        """The in-graph tokenizer (ids, special ids; SentencePiece or WordPiece)."""
+        """The in-graph tokenizer (`GraphTokenizer` or `GraphWordPieceTokenizer`).
+
+        Raises:
+            ValueError: when the layer has no tokenizer (built without a model file and not
+                loaded from a `.keras` file).
+        """
         if self.tokenizer.tokenizer is None:
             raise ValueError(
                 f"{type(self).__name__} {self.name!r} has no tokenizer: pass "
@@ -118,22 +159,56 @@ class _Preprocessor(keras.layers.Layer):
         return self.graph_tokenizer.tokenize(strings)
 
     def features(self, x):
-        """Raw inputs → feature dict; defined per task."""
+        """Turns the raw inputs into features; defined by each task's subclass.
+
+        Args:
+            x: The raw inputs (string tensors, in the task's structure).
+
+        Returns:
+            A dict of int32 feature tensors.
+        """
         raise NotImplementedError
 
     def __call__(self, x, y=None, sample_weight=None, **kwargs):
-        """Layer call after turning Python lists, NumPy arrays and pandas columns into tensors."""
+        """Calls the layer, first turning Python lists, NumPy arrays and pandas columns into
+        tensors.
+
+        Args:
+            x: The raw texts, in the structure the task's layer documents.
+            y: Labels, passed through unchanged, or `None`. Defaults to `None`.
+            sample_weight: Per-example weights, passed through unchanged, or `None`.
+                Defaults to `None`.
+            **kwargs: Other `keras.layers.Layer.__call__` arguments.
+
+        Returns:
+            The features dict when only x is given, else the tuple `(features, y)` or
+            `(features, y, sample_weight)` that Keras' `fit` takes.
+        """
         return super().__call__(as_tensors(x), as_tensors(y), as_tensors(sample_weight), **kwargs)
 
     def call(self, x, y=None, sample_weight=None):
-        """Features of x; with y (and sample_weight) the tuple Keras' fit takes."""
+        """Computes the features of x, packed with y and sample_weight when given.
+
+        Args:
+            x: The raw texts, as tensors.
+            y: Labels or `None`. Defaults to `None`.
+            sample_weight: Per-example weights or `None`. Defaults to `None`.
+
+        Returns:
+            The features dict, or `(features, y[, sample_weight])`.
+        """
         features = self.features(x)
         if y is None and sample_weight is None:
             return features
         return keras.utils.pack_x_y_sample_weight(features, y, sample_weight)
 
     def get_config(self):
-        """Constructor arguments, for Keras serialisation."""
+        """Returns the constructor arguments, for Keras serialisation.
+
+        Returns:
+            A dict with the Layer config, `sequence_length`, `do_lower_case` and the
+            serialised tokenizer layer.
+        """
         config = super().get_config()
         config.update(
             sequence_length=self.sequence_length,
@@ -145,13 +220,67 @@ class _Preprocessor(keras.layers.Layer):
 
 @keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertTextPreprocessor(_Preprocessor):
-    """One text or a pair → [CLS] A [SEP] (B [SEP]) `input_ids`, `input_mask`, `segment_ids`
-    [batch, sequence_length], as the GLUE records (Google's truncation: pop from the longer).
+    """Keras layer that turns raw texts (one or a pair) into classification features.
 
-    x: strings [batch]; a pair is a tuple (text_a, text_b) or a dict with `text_a`/`text_b`.
+    Each example becomes `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]`, as in Google's GLUE
+    records, packed to `input_ids`, `input_mask` and `segment_ids` (int32,
+    `[batch, sequence_length]`). A pair that is too long is cut as Google cuts it: one piece at
+    a time from the end of the longer text. Tokenization runs in the graph, so the layer works
+    in `tf.data` pipelines and exported SavedModels, and `.keras` files save the
+    SentencePiece model with it. `AlbertTextClassifier` holds one of these.
+
+    The input x is strings `[batch]` (or one string); a pair is a tuple `(text_a, text_b)` or a
+    dict with `text_a` and `text_b`. Called with labels, `layer(x, y)` returns
+    `(features, y)`, so `dataset.map(layer)` prepares a training set.
+
+    Args:
+        spm_model_file: Path of the SentencePiece model (e.g. a release's `30k-clean.model`).
+            Defaults to `None` (then give `vocab_file` or `tokenizer`).
+        sequence_length: int. Length of the packed features, at least 4. Defaults to `128`.
+        do_lower_case: Whether the text is lowercased (Google's English releases: `True`).
+            Defaults to `True`.
+        tokenizer: A `GraphTokenizerLayer` (or its serialised config) to use instead of
+            building one from the files. Defaults to `None`.
+        vocab_file: Path of a WordPiece vocabulary (Google's Chinese releases), used when
+            `spm_model_file` is not given. Defaults to `None`.
+        **kwargs: Other `keras.layers.Layer` arguments, such as `name`.
+
+    Raises:
+        ValueError: when `sequence_length` is below 4; when called, when an input is not
+            strings or a pair does not have two texts.
+
+    Example:
+
+    >>> import albert_tf
+    >>> preprocessor = albert_tf.AlbertTextPreprocessor(
+    ...     "tests/data/fixtures/albert_tiny/30k-clean.model", sequence_length=8)
+    >>> features = preprocessor(["Hello, World!", "the cat"])
+    >>> features["input_ids"].numpy().tolist()
+    [[2, 13, 397, 489, 113, 16, 248, 3], [2, 14, 13, 65, 51, 56, 3, 0]]
+    >>> features["input_mask"].numpy().tolist()
+    [[1, 1, 1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1, 1, 0]]
+    >>> pair = preprocessor((["Hello"], ["the cat sat"]))
+    >>> pair["segment_ids"].numpy().tolist()
+    [[0, 0, 0, 0, 0, 1, 1, 1]]
+    >>> features, labels = preprocessor(["the cat"], [1])
+    >>> labels.numpy().tolist()
+    [1]
     """
 
     def features(self, x):
+        """Builds the features of one text or a pair per example.
+
+        Args:
+            x: A string tensor `[batch]` (or a scalar), a tuple `(text_a, text_b)`, or a dict
+                with `text_a` (and `text_b`).
+
+        Returns:
+            A dict of int32 `input_ids`, `input_mask`, `segment_ids` `[batch, sequence_length]`
+            (`[sequence_length]` for scalar inputs).
+
+        Raises:
+            ValueError: when a pair does not have two texts or an input is not strings.
+        """
         if isinstance(x, dict):
             x = (x["text_a"], x["text_b"]) if "text_b" in x else x["text_a"]
         if isinstance(x, (tuple, list)):
@@ -170,12 +299,48 @@ class AlbertTextPreprocessor(_Preprocessor):
 
 @keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertMultipleChoicePreprocessor(_Preprocessor):
-    """article [batch], question [batch], options [batch, num_choices] → features
-    [batch, num_choices, sequence_length] in Google's RACE layout: per option
-    [CLS] article [SEP] qa [SEP], qa the question with the option (see `choice_texts_graph`)
-    cut to its last `max_qa_length` ids, the article cut to fit.
+    """Keras layer that turns article, question and options into multiple-choice features.
 
-    x: a dict with `article`, `question`, `options`, or a tuple (article, question, options).
+    It builds Google's RACE layout: for each option, `[CLS] article [SEP] qa [SEP]`, where qa
+    is the question with the option filled in (every "_" replaced by the option, else the
+    option appended after a space), cut to its last `max_qa_length` pieces, and the article is
+    cut to what then fits. The features (int32 `input_ids`, `input_mask`, `segment_ids`) have
+    shape `[batch, num_choices, sequence_length]`. `AlbertTextMultipleChoice` holds one of
+    these.
+
+    The input x is a dict with `article` (strings `[batch]`), `question` (`[batch]`) and
+    `options` (`[batch, num_choices]`), or the tuple `(article, question, options)`.
+
+    Args:
+        spm_model_file: Path of the SentencePiece model. Defaults to `None` (then give
+            `vocab_file` or `tokenizer`).
+        sequence_length: int. Length of each option's packed features, at least 4.
+            Defaults to `512`.
+        do_lower_case: Whether the text is lowercased. Defaults to `True`.
+        max_qa_length: int. Most pieces kept of the question-option text (its end is kept).
+            Defaults to `128`.
+        num_choices: int. Number of options per question. Defaults to `4`.
+        **kwargs: `tokenizer` (a `GraphTokenizerLayer` to use instead of building one),
+            `vocab_file` (a WordPiece vocabulary), or other `keras.layers.Layer` arguments.
+
+    Raises:
+        ValueError: when `sequence_length` is below 4; when called, when x is not
+            (article, question, options) or holds something other than strings.
+
+    Example:
+
+    >>> import albert_tf
+    >>> preprocessor = albert_tf.AlbertMultipleChoicePreprocessor(
+    ...     "tests/data/fixtures/albert_tiny/30k-clean.model",
+    ...     sequence_length=16, max_qa_length=8, num_choices=2)
+    >>> features = preprocessor({
+    ...     "article": ["The cat sat on the mat."],
+    ...     "question": ["The cat sat _."],
+    ...     "options": [["on the mat", "in a tree"]]})
+    >>> features["input_ids"].shape
+    TensorShape([1, 2, 16])
+    >>> features["segment_ids"].numpy()[0, 0].tolist()
+    [0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1]
     """
 
     def __init__(
@@ -192,6 +357,19 @@ class AlbertMultipleChoicePreprocessor(_Preprocessor):
         self.num_choices = int(num_choices)
 
     def features(self, x):
+        """Builds the features of every option of each question.
+
+        Args:
+            x: A dict with `article`, `question`, `options`, or the tuple
+                `(article, question, options)`.
+
+        Returns:
+            A dict of int32 `input_ids`, `input_mask`, `segment_ids`
+            `[batch, num_choices, sequence_length]` (without `batch` for scalar inputs).
+
+        Raises:
+            ValueError: when x is not (article, question, options) or an input is not strings.
+        """
         if isinstance(x, dict):
             x = (x["article"], x["question"], x["options"])
         if not isinstance(x, (tuple, list)) or len(x) != 3:
@@ -222,6 +400,11 @@ class AlbertMultipleChoicePreprocessor(_Preprocessor):
         return {k: v[0] for k, v in out.items()} if scalar else out
 
     def get_config(self):
+        """Returns the constructor arguments, for Keras serialisation.
+
+        Returns:
+            The base config with `max_qa_length` and `num_choices`.
+        """
         config = super().get_config()
         config.update(max_qa_length=self.max_qa_length, num_choices=self.num_choices)
         return config
@@ -229,13 +412,46 @@ class AlbertMultipleChoicePreprocessor(_Preprocessor):
 
 @keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertSpanPreprocessor(_Preprocessor):
-    """question + context → [CLS] question [SEP] context [SEP] features [batch, sequence_length]
-    of the FIRST window only, as Google's SQuAD features: the question cut to its first
-    `max_query_length` ids, the context to what then fits. Context past the window is not seen
-    (the limit of this single-window preprocessor). Also returns `context_length`, the number of
-    context ids in the window, and `context_offset`, where they start.
+    """Keras layer that turns a question and its context into span-extraction features.
 
-    x: a dict with `question`, `context`, or a tuple (question, context).
+    Each example becomes `[CLS] question [SEP] context [SEP]` packed to `input_ids`,
+    `input_mask` and `segment_ids` (int32, `[batch, sequence_length]`), as Google's SQuAD
+    features: the question is cut to its first `max_query_length` pieces and the context to
+    what then fits. Only this FIRST window is built: context past it is never seen, so an
+    answer there cannot be found (Google's SQuAD scripts slide several windows over a long
+    context; this single-window layer does not). The features also hold `context_offset`, the
+    position of the first context piece, and `context_length`, the number of context pieces
+    in the window. `AlbertTextSpanExtractor` holds one of these.
+
+    The input x is a dict with `question` and `context` (strings `[batch]`), or the tuple
+    `(question, context)`.
+
+    Args:
+        spm_model_file: Path of the SentencePiece model. Defaults to `None` (then give
+            `vocab_file` or `tokenizer`).
+        sequence_length: int. Length of the packed features. Defaults to `384`.
+        do_lower_case: Whether the text is lowercased. Defaults to `True`.
+        max_query_length: int. Most pieces kept of the question (its start is kept).
+            Defaults to `64`.
+        **kwargs: `tokenizer` (a `GraphTokenizerLayer` to use instead of building one),
+            `vocab_file` (a WordPiece vocabulary), or other `keras.layers.Layer` arguments.
+
+    Raises:
+        ValueError: when `sequence_length` is below 4 or below `max_query_length + 4`; when
+            called, when x is not (question, context) or holds something other than strings.
+
+    Example:
+
+    >>> import albert_tf
+    >>> preprocessor = albert_tf.AlbertSpanPreprocessor(
+    ...     "tests/data/fixtures/albert_tiny/30k-clean.model",
+    ...     sequence_length=16, max_query_length=4)
+    >>> features = preprocessor({"question": ["Where did the cat sit?"],
+    ...                          "context": ["The cat sat on the mat."]})
+    >>> features["input_ids"].numpy().tolist()
+    [[2, 13, 246, 13, 25, 3, 14, 13, 65, 51, 56, 13, 15, 51, 56, 3]]
+    >>> features["context_offset"].numpy().tolist(), features["context_length"].numpy().tolist()
+    ([6], [9])
     """
 
     def __init__(
@@ -255,6 +471,18 @@ class AlbertSpanPreprocessor(_Preprocessor):
         self.max_query_length = int(max_query_length)
 
     def features(self, x):
+        """Builds the first-window features of each question and context.
+
+        Args:
+            x: A dict with `question` and `context`, or the tuple `(question, context)`.
+
+        Returns:
+            A dict of int32 `input_ids`, `input_mask`, `segment_ids` `[batch, sequence_length]`
+            and `context_offset`, `context_length` `[batch]` (without `batch` for scalars).
+
+        Raises:
+            ValueError: when x is not (question, context) or an input is not strings.
+        """
         if isinstance(x, dict):
             x = (x["question"], x["context"])
         if not isinstance(x, (tuple, list)) or len(x) != 2:
@@ -273,6 +501,11 @@ class AlbertSpanPreprocessor(_Preprocessor):
         return {k: v[0] for k, v in out.items()} if scalar else out
 
     def get_config(self):
+        """Returns the constructor arguments, for Keras serialisation.
+
+        Returns:
+            The base config with `max_query_length`.
+        """
         config = super().get_config()
         config.update(max_query_length=self.max_query_length)
         return config

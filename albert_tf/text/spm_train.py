@@ -1,6 +1,8 @@
-"""Training a SentencePiece model with Google's ALBERT recipe (special symbols, coverage), written
-atomically so a half-trained model never appears; inputs and the model may be on any filesystem
-(gs://...), SentencePiece itself works on local copies."""
+"""Training a SentencePiece model with Google's ALBERT recipe (special symbols, coverage).
+
+The model is written atomically, so a half-trained model never appears. Inputs and the model may
+be on any filesystem TensorFlow reads (gs://...); SentencePiece itself works on local copies.
+"""
 
 from __future__ import annotations
 
@@ -30,12 +32,62 @@ def train_sentencepiece(
     quiet=True,
     **extra,
 ) -> str:
-    """Trains a SentencePiece model with Google's ALBERT recipe; returns the .model path.
+    """Trains a SentencePiece model with Google's ALBERT recipe.
 
-    Unigram, pad 0 <pad>, unk 1 <unk>, no bos/eos, control symbols [CLS] [SEP] [MASK]
-    (ids 2-4), user symbols ( ) " - . – £ €, coverage 0.99995. Trains into a temporary
-    prefix and renames (a remote prefix, gs://...: copies, the .model last), so
-    `<prefix>.model` / `.vocab` appear only when complete.
+    The recipe: a unigram model with `<pad>` as id 0, `<unk>` as id 1, no BOS/EOS pieces, the
+    control symbols `[CLS]` `[SEP]` `[MASK]` as ids 2-4, the user-defined symbols
+    `( ) " - . – £ €`, and character coverage 0.99995. The result loads with
+    `FullTokenizer(spm_model_file=...)` and the in-graph `GraphTokenizer`.
+
+    Training writes into a temporary prefix and then renames the files into place (for a remote
+    prefix such as gs://... it copies them, the `.model` last), so `<prefix>.model` and
+    `<prefix>.vocab` appear only when complete.
+
+    Args:
+        input_files: A path or a list of paths of plain-text training files, one sentence a
+            line. Any filesystem TensorFlow reads (gs://...).
+        model_prefix: Output path without extension; writes `<model_prefix>.model` and
+            `<model_prefix>.vocab`.
+        vocab_size: int. Number of pieces, special symbols included (Google's releases: 30000).
+        model_type: SentencePiece model type: `"unigram"`, `"bpe"`, `"char"` or `"word"`.
+            Defaults to `"unigram"`.
+        character_coverage: Fraction of the characters the model covers; the rarest others
+            map to `<unk>`. Defaults to `0.99995`.
+        input_sentence_size: Maximum number of sentences read for training (a sample when the
+            input has more). Defaults to `10_000_000`.
+        shuffle_input_sentence: Whether that sample is drawn at random. Defaults to `True`.
+        num_threads: Number of training threads; `None` uses every CPU core.
+            Defaults to `None`.
+        control_symbols: Control symbols, given ids from 2 upward. Keep `[CLS]` `[SEP]`
+            `[MASK]`: albert_tf's tokenizers require them. Defaults to `CONTROL_SYMBOLS`.
+        user_defined_symbols: Strings always kept as single pieces. Defaults to
+            `USER_DEFINED_SYMBOLS`, Google's list.
+        quiet: Whether to silence SentencePiece's training log. Defaults to `True`.
+        **extra: Any other `sentencepiece.SentencePieceTrainer.train` option; it overrides
+            the recipe's value for that option.
+
+    Returns:
+        The path of the trained model, `<model_prefix>.model` (absolute for a local prefix).
+
+    Raises:
+        FileNotFoundError: when an input file does not exist.
+
+    Example:
+
+    >>> import os, tempfile, albert_tf
+    >>> folder = tempfile.mkdtemp()
+    >>> path = albert_tf.train_sentencepiece(
+    ...     "tests/data/fixtures/corpus.txt", os.path.join(folder, "spm"),
+    ...     vocab_size=128, num_threads=1)
+    >>> sorted(os.listdir(folder))
+    ['spm.model', 'spm.vocab']
+    >>> tokenizer = albert_tf.FullTokenizer(spm_model_file=path)
+    >>> tokenizer.vocab_size
+    128
+    >>> tokenizer.convert_ids_to_tokens(range(5))
+    ['<pad>', '<unk>', '[CLS]', '[SEP]', '[MASK]']
+    >>> tokenizer.tokenize(tokenizer.preprocess("The cat sat."))
+    ['▁the', '▁', 'c', 'at', '▁', 's', 'at', '.']
     """
     if isinstance(input_files, (str, os.PathLike)):
         input_files = [input_files]
