@@ -1,5 +1,8 @@
-"""Pieces the keras-hub and Hugging Face formats share: renaming Google's names by rules,
-reshaping tensors between layouts, the export report and the SentencePiece model a folder holds."""
+"""Helpers shared by the keras-hub and Hugging Face formats.
+
+They rename Google's variable names by rules, reshape tensors between layouts, describe what an
+export wrote (`ExportReport`) and find the tokenizer files a model folder holds.
+"""
 
 from __future__ import annotations
 
@@ -16,8 +19,18 @@ SPM_FILES = ("spiece.model", "assets/tokenizer/vocabulary.spm", "30k-clean.model
 
 @dataclasses.dataclass
 class ExportReport:
-    """What an export wrote: tensor names (in Google's names) written, and those the format
-    has no place for (e.g. a SQuAD v2 head in a keras-hub preset)."""
+    """What an export wrote, and what the target format had no place for.
+
+    Returned by `export_keras_hub_preset` and `export_huggingface`. `str(report)` gives a
+    one-line summary followed by one line per variable left out.
+
+    Args:
+        path: str. The folder written.
+        written: list of str. Google names of the variables written.
+        left_out: list of str. Google names of the variables the format cannot hold (for
+            example the sentence-order head in a keras-hub preset, or a SQuAD v2 head in a
+            Hugging Face folder).
+    """
 
     path: str
     written: list
@@ -30,7 +43,23 @@ class ExportReport:
 
 
 def rename(name: str, rules) -> str | None:
-    """The first rule (regex, template) that matches all of `name`, applied; None if none does."""
+    r"""Rename a variable by the first rule whose pattern matches the whole name.
+
+    Args:
+        name: str. The name to rename.
+        rules: sequence of `(pattern, template)` pairs: a regular expression and a
+            `re.Match.expand` template.
+
+    Returns:
+        str or None. The expanded template of the first full match, or None when no rule
+        matches.
+
+    Example:
+
+    >>> from albert_tf.formats.common import rename
+    >>> rename("group_3/kernel", [(r"group_(\d+)/(kernel|bias)", r"layer\1.\2")])
+    'layer3.kernel'
+    """
     for pattern, template in rules:
         m = re.fullmatch(pattern, name)
         if m:
@@ -39,7 +68,19 @@ def rename(name: str, rules) -> str | None:
 
 
 def reshape_checked(value, shape, what):
-    """`value` reshaped to `shape` (same element count), or a ValueError naming `what`."""
+    """Reshape an array, naming the tensor when the sizes differ.
+
+    Args:
+        value: array-like. The tensor to reshape.
+        shape: sequence of int. The target shape; it must hold as many elements as `value`.
+        what: str. The tensor's name, for the error message.
+
+    Returns:
+        `np.ndarray` of shape `shape`.
+
+    Raises:
+        ValueError: when `value` and `shape` have different element counts.
+    """
     value = np.asarray(value)
     if value.size != int(np.prod(shape)):
         raise ValueError(f"{what}: cannot reshape {list(value.shape)} to {list(shape)}")
@@ -47,7 +88,25 @@ def reshape_checked(value, shape, what):
 
 
 def find_spm_model(folder) -> str | None:
-    """The SentencePiece model inside a model folder (any format's file name), or None."""
+    """Find the SentencePiece model inside a model folder.
+
+    The file names of every supported format are tried in turn: `spiece.model` (Hugging Face),
+    `assets/tokenizer/vocabulary.spm` (keras-hub), `30k-clean.model` (Google's releases) and
+    `spm.model`.
+
+    Args:
+        folder: str or None. The model folder.
+
+    Returns:
+        str or None. The path of the SentencePiece model, or None when `folder` is None, not a
+        folder, or holds none.
+
+    Example:
+
+    >>> from albert_tf.formats.common import find_spm_model
+    >>> find_spm_model("tests/data/fixtures/albert_tiny")
+    'tests/data/fixtures/albert_tiny/30k-clean.model'
+    """
     if folder is None or not fileio.isdir(folder):
         return None
     for name in SPM_FILES:
@@ -61,8 +120,16 @@ VOCAB_FILES = ("vocab_chinese.txt", "vocab.txt")  # Google's Chinese releases, b
 
 
 def find_vocab_file(folder) -> str | None:
-    """The WordPiece vocabulary inside a model folder (Google's Chinese or brightmart's
-    releases), or None."""
+    """Find the WordPiece vocabulary inside a model folder.
+
+    Google's Chinese releases name it `vocab_chinese.txt`, brightmart's `vocab.txt`.
+
+    Args:
+        folder: str or None. The model folder.
+
+    Returns:
+        str or None. The path of the vocabulary file, or None when there is none.
+    """
     if folder is None or not fileio.isdir(folder):
         return None
     for name in VOCAB_FILES:
@@ -73,8 +140,30 @@ def find_vocab_file(folder) -> str | None:
 
 
 def find_tokenizer(folder, spm_model_file=None, vocab_file=None):
-    """(spm_model_file, vocab_file) of a model: those given, else the folder's SentencePiece
-    model, else its WordPiece vocabulary; ValueError naming the folder when it has neither."""
+    """Choose a model's tokenizer files: those given, else those found in its folder.
+
+    When neither file is given, the folder's SentencePiece model is used, else its WordPiece
+    vocabulary.
+
+    Args:
+        folder: str or None. The model folder to search.
+        spm_model_file: str or None. A SentencePiece model chosen by the caller. Defaults to
+            None.
+        vocab_file: str or None. A WordPiece vocabulary chosen by the caller. Defaults to
+            None.
+
+    Returns:
+        tuple `(spm_model_file, vocab_file)`; at least one of them is not None.
+
+    Raises:
+        ValueError: when none is given and the folder holds neither kind of file.
+
+    Example:
+
+    >>> from albert_tf.formats.common import find_tokenizer
+    >>> find_tokenizer("tests/data/fixtures/albert_tiny")
+    ('tests/data/fixtures/albert_tiny/30k-clean.model', None)
+    """
     if spm_model_file or vocab_file:
         return spm_model_file, vocab_file
     spm = find_spm_model(folder)
@@ -89,7 +178,19 @@ def find_tokenizer(folder, spm_model_file=None, vocab_file=None):
 
 
 def copy_spm_model(spm_model_file, folder, name):
-    """Copy the SentencePiece model to `folder/name`; a missing source file names the file."""
+    """Copy a SentencePiece model into a folder under a given name.
+
+    Args:
+        spm_model_file: str. The SentencePiece model to copy.
+        folder: str. The destination folder.
+        name: str. The file name to give the copy, e.g. "spiece.model".
+
+    Returns:
+        The result of `fileio.copy`, the path of the copy.
+
+    Raises:
+        FileNotFoundError: when `spm_model_file` does not exist.
+    """
     if not fileio.isfile(spm_model_file):
         raise FileNotFoundError(f"SentencePiece model not found: {spm_model_file}")
     return fileio.copy(spm_model_file, fileio.join(folder, name))
@@ -103,12 +204,36 @@ PROJECTION = (
 
 
 def identity_projection(size) -> dict:
-    """Google-named identity kernel and zero bias: an exact stand-in for the absent E→H map."""
+    """Make an identity embedding projection, under Google's names.
+
+    When embedding_size equals hidden_size, an albert_tf model has no embedding projection,
+    while keras-hub and Hugging Face always have one; an identity kernel and a zero bias
+    compute exactly the same thing.
+
+    Args:
+        size: int. The hidden size.
+
+    Returns:
+        dict. `bert/encoder/embedding_hidden_mapping_in/kernel` -> float32 identity
+        [size, size], and `.../bias` -> float32 zeros [size].
+    """
     return {PROJECTION[0]: np.eye(size, dtype="float32"), PROJECTION[1]: np.zeros(size, "float32")}
 
 
 def check_identity_projection(kernel, bias, label):
-    """A model with E == H has no projection, so a source's projection must be the identity."""
+    """Check that a source's embedding projection is the identity.
+
+    An albert_tf model whose embedding_size equals its hidden_size has no projection, so it can
+    only take a source whose projection does nothing.
+
+    Args:
+        kernel: array-like. The source's projection kernel.
+        bias: array-like. The source's projection bias.
+        label: str. The source's name, for the error message.
+
+    Raises:
+        ValueError: when the kernel is not an identity matrix or the bias is not all zeros.
+    """
     kernel, bias = np.asarray(kernel), np.asarray(bias)
     square = kernel.ndim == 2 and kernel.shape[0] == kernel.shape[1]
     if not (square and np.array_equal(kernel, np.eye(kernel.shape[0])) and not bias.any()):

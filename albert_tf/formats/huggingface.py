@@ -1,10 +1,12 @@
-"""Hugging Face ALBERT folders (`config.json`, `model.safetensors`, `spiece.model`) ⇄ albert_tf
-models, both ways, through the safetensors NumPy API: no PyTorch or transformers at run time.
+"""Convert between Hugging Face ALBERT folders and albert_tf models, in both directions.
 
-Names follow transformers' ALBERT state dict (`albert.embeddings...`, `albert.encoder.
-albert_layer_groups.{g}.albert_layers.{i}...`, `predictions.*`, `sop_classifier.classifier.*`,
-`classifier.*`, `qa_outputs.*`); torch Linear weights are [out, in], so Dense kernels are
-transposed. Heads without a transformers counterpart (SQuAD v2) are reported as left out.
+A Hugging Face folder holds `config.json`, `model.safetensors` and `spiece.model`. Files are read
+and written with the safetensors NumPy API, so neither PyTorch nor transformers is needed at run
+time. Names follow transformers' ALBERT state dict (`albert.embeddings...`,
+`albert.encoder.albert_layer_groups.{g}.albert_layers.{i}...`, `predictions.*`,
+`sop_classifier.classifier.*`, `classifier.*`, `qa_outputs.*`). PyTorch Linear weights are
+stored [out, in], so Dense kernels are transposed. Heads with no transformers counterpart
+(SQuAD v2) are reported as left out.
 """
 
 from __future__ import annotations
@@ -100,7 +102,22 @@ ACT_FROM_HF = {
 
 # ---- names ------------------------------------------------------------------------------------
 def hf_name(google_name: str) -> str | None:
-    """The transformers state-dict name of a Google-named variable, or None if it has none."""
+    """Give the transformers state-dict name of a Google-named variable.
+
+    Args:
+        google_name: str. A Google name, e.g. `bert/pooler/dense/kernel`.
+
+    Returns:
+        str or None. The transformers name, or None when transformers has no place for it.
+
+    Example:
+
+    >>> from albert_tf.formats.huggingface import hf_name
+    >>> hf_name("bert/pooler/dense/kernel")
+    'albert.pooler.weight'
+    >>> hf_name("bert/encoder/transformer/group_0/inner_group_0/attention_1/self/query/bias")
+    'albert.encoder.albert_layer_groups.0.albert_layers.0.attention.query.bias'
+    """
     scope, _, leaf = google_name.rpartition("/")
     module = rename(scope, SCOPE_RULES)
     if module is None or leaf not in LEAVES:
@@ -156,7 +173,22 @@ def _architecture(model):
 
 
 def hf_config(model) -> dict:
-    """transformers' config.json for an albert_tf model; refuses what transformers cannot run."""
+    """Build transformers' `config.json` contents for an albert_tf model.
+
+    The architecture follows the model's class (`AlbertForPreTraining`,
+    `AlbertForSequenceClassification`, ...). albert_tf's "gelu" (tanh) becomes transformers'
+    "gelu_new"; albert_tf's "gelu_exact" becomes transformers' "gelu".
+
+    Args:
+        model: an albert_tf model.
+
+    Returns:
+        dict. The config, ready for `json.dumps`.
+
+    Raises:
+        ValueError: when the config's `sharing` is not "all" (transformers shares whole
+            blocks only).
+    """
     config = model.config
     if config.sharing != "all":
         raise ValueError(
@@ -195,7 +227,32 @@ def hf_config(model) -> dict:
 
 
 def config_from_hf(data: dict, path="config.json"):
-    """The AlbertConfig of a transformers config.json dict; errors name `path` and the key."""
+    """Build the AlbertConfig of a transformers `config.json`.
+
+    Keys missing from `data` (except `vocab_size`, which is required) take AlbertConfig's
+    defaults (Google's xxlarge sizes).
+
+    Args:
+        data: dict. The parsed `config.json`.
+        path: str. The file's name, for error messages. Defaults to "config.json".
+
+    Returns:
+        `AlbertConfig`.
+
+    Raises:
+        ValueError: when `model_type` is not "albert", `position_embedding_type` is not
+            "absolute", `layer_norm_eps` is not 1e-12, `hidden_act` is unsupported, or
+            `vocab_size` is missing (the message names `path` and the key), or when the
+            values do not make a valid AlbertConfig.
+
+    Example:
+
+    >>> from albert_tf.formats.huggingface import config_from_hf
+    >>> config = config_from_hf({"model_type": "albert", "vocab_size": 100, "hidden_size": 16,
+    ...                          "num_attention_heads": 2, "hidden_act": "gelu_new"})
+    >>> config.vocab_size, config.hidden_size, config.hidden_act
+    (100, 16, 'gelu')
+    """
     if data.get("model_type") != "albert":
         raise ValueError(f"{path}: model_type is {data.get('model_type')!r}, not 'albert'")
     if data.get("position_embedding_type", "absolute") != "absolute":
@@ -240,7 +297,20 @@ def _num_labels(data):
 
 
 def model_for_hf_config(data: dict, config):
-    """The albert_tf model matching config.json's `architectures` (AlbertModel if none fits)."""
+    """Build the albert_tf model that matches a transformers config's `architectures`.
+
+    `AlbertForPreTraining` and `AlbertForMaskedLM` give an AlbertPretrainer,
+    `AlbertForSequenceClassification` an AlbertClassifier, `AlbertForMultipleChoice` an
+    AlbertMultipleChoice, `AlbertForTokenClassification` an AlbertTokenClassifier and
+    `AlbertForQuestionAnswering` (two labels) an AlbertSquadV1; anything else an AlbertModel.
+
+    Args:
+        data: dict. The parsed `config.json` (for `architectures`, labels, dropout).
+        config: `AlbertConfig`. The model's configuration.
+
+    Returns:
+        The new albert_tf model (randomly initialized).
+    """
     arch = (data.get("architectures") or ["AlbertModel"])[0]
     dropout = data.get("classifier_dropout_prob", 0.1)
     if arch in ("AlbertForPreTraining", "AlbertForMaskedLM"):
@@ -265,7 +335,18 @@ def model_for_hf_config(data: dict, config):
 
 # ---- export -----------------------------------------------------------------------------------
 def hf_state(model) -> tuple[dict, list]:
-    """({transformers name: float32 array}, Google names left out) for an albert_tf model."""
+    """Give an albert_tf model's weights as a transformers state dict.
+
+    Dense kernels are transposed to PyTorch's [out, in]. A model with embedding_size equal to
+    hidden_size gets an identity embedding projection, which transformers always has.
+
+    Args:
+        model: an albert_tf model.
+
+    Returns:
+        tuple `(tensors, left_out)`: transformers name -> float32 array, and the sorted Google
+        names that have no transformers counterpart.
+    """
     albert = model if hasattr(model, "embedding") else model.albert
     names = {g: np.asarray(v) for g, v in original_variable_map(model).items()}
     if albert.embedding.projection is None:  # transformers always projects; identity is exact
@@ -298,8 +379,45 @@ def _tokenizer_config(max_length):
 
 
 def export_huggingface(model, folder, spm_model_file=None) -> ExportReport:
-    """Write `config.json` and `model.safetensors` (and, with `spm_model_file`, `spiece.model`
-    and `tokenizer_config.json`) that transformers' ALBERT classes load with from_pretrained."""
+    """Save an albert_tf model as a Hugging Face folder.
+
+    Writes `config.json` and `model.safetensors` (and, with `spm_model_file`, `spiece.model`
+    and `tokenizer_config.json`), which transformers' ALBERT classes load with
+    `from_pretrained`. Neither PyTorch nor transformers is needed. `config.json` is written
+    last, so a reader never pairs an old config with new weights. Heads with no transformers
+    counterpart (SQuAD v2) are left out and listed in the report.
+
+    Args:
+        model: an albert_tf model whose config has `sharing="all"`.
+        folder: str or path-like. The folder to write (local or remote).
+        spm_model_file: str or None. A SentencePiece model to copy in as `spiece.model`.
+            Defaults to None (no tokenizer files).
+
+    Returns:
+        `ExportReport`. The variables written and those left out.
+
+    Raises:
+        ValueError: when the config's `sharing` is not "all".
+        FileNotFoundError: when `spm_model_file` does not exist.
+
+    Example:
+
+    >>> import json, os, tempfile, albert_tf
+    >>> config = albert_tf.AlbertConfig(vocab_size=100, embedding_size=8, hidden_size=16,
+    ...                                 num_hidden_layers=2, num_attention_heads=2,
+    ...                                 intermediate_size=32)
+    >>> folder = tempfile.mkdtemp()
+    >>> report = albert_tf.export_huggingface(
+    ...     albert_tf.AlbertClassifier(config, 3), folder,
+    ...     spm_model_file="tests/data/fixtures/spm.model")
+    >>> print(report)
+    wrote ...: 27 variables, 0 left out
+    >>> sorted(os.listdir(folder))
+    ['config.json', 'model.safetensors', 'spiece.model', 'tokenizer_config.json']
+    >>> with open(os.path.join(folder, "config.json")) as f:
+    ...     json.load(f)["architectures"]
+    ['AlbertForSequenceClassification']
+    """
     # deferred: only the Hugging Face path needs safetensors
     from safetensors.numpy import save
 
@@ -324,7 +442,15 @@ def export_huggingface(model, folder, spm_model_file=None) -> ExportReport:
 
 # ---- import -----------------------------------------------------------------------------------
 def is_huggingface_folder(path) -> bool:
-    """A folder holding transformers' config.json and safetensors weights."""
+    """Tell whether a folder is a Hugging Face model folder.
+
+    Args:
+        path: str or path-like. The folder to test.
+
+    Returns:
+        bool. True when it holds `config.json` and `model.safetensors` (or the sharded
+        `model.safetensors.index.json`).
+    """
     path = os.fspath(path)
     return fileio.isfile(fileio.join(path, "config.json")) and (
         fileio.isfile(fileio.join(path, WEIGHTS_FILE))
@@ -333,8 +459,21 @@ def is_huggingface_folder(path) -> bool:
 
 
 def read_hf_tensors(folder) -> dict:
-    """All tensors of a folder's model.safetensors (or of the shards its index names), with the
-    `albert.` prefix added when the file is a bare AlbertModel's."""
+    """Read every tensor of a Hugging Face folder's safetensors weights.
+
+    Reads `model.safetensors`, or every shard named by `model.safetensors.index.json`. The
+    names of a bare AlbertModel's file (`embeddings.*`, `encoder.*`, `pooler.*`) get the
+    `albert.` prefix of the task models' files.
+
+    Args:
+        folder: str or path-like. The Hugging Face folder.
+
+    Returns:
+        dict. transformers name -> NumPy array.
+
+    Raises:
+        ValueError: when a safetensors file cannot be read.
+    """
     folder = os.fspath(folder)
     single = fileio.join(folder, WEIGHTS_FILE)
     if fileio.isfile(single):
@@ -375,8 +514,44 @@ def _read_config(folder):
 
 
 def load_huggingface(folder, model=None):
-    """Read a transformers ALBERT folder into an albert_tf model (built from its config.json and
-    `architectures` unless `model` is given). Returns (model, LoadReport)."""
+    """Load a Hugging Face ALBERT folder into an albert_tf model.
+
+    Unless `model` is given, one is built from the folder's `config.json`: its
+    `architectures` choose the class (`AlbertForSequenceClassification` gives an
+    AlbertClassifier, `AlbertForPreTraining` an AlbertPretrainer, ...; see
+    `model_for_hf_config`). Neither PyTorch nor transformers is needed. A missing pooler is
+    allowed; transformers' own copies (position ids, the tied decoder) are listed as ignored.
+
+    Args:
+        folder: str or path-like. A folder with `config.json` and `model.safetensors` (or
+            sharded safetensors with their index), local or remote.
+        model: an albert_tf model to load into, or None to build one. Defaults to None.
+
+    Returns:
+        tuple `(model, report)`: the albert_tf model and its `LoadReport`.
+
+    Raises:
+        FileNotFoundError: when `folder` or its `config.json` does not exist.
+        ValueError: when `config.json` is not valid JSON or describes something albert_tf
+            cannot compute, or the model has no embedding projection (embedding_size ==
+            hidden_size) and the folder's is not the identity.
+        InputError: when a tensor's shape differs from the model's, or an encoder tensor is
+            missing.
+
+    Example:
+
+    >>> import tempfile, albert_tf
+    >>> config = albert_tf.AlbertConfig(vocab_size=100, embedding_size=8, hidden_size=16,
+    ...                                 num_hidden_layers=2, num_attention_heads=2,
+    ...                                 intermediate_size=32)
+    >>> folder = tempfile.mkdtemp()
+    >>> _ = albert_tf.export_huggingface(albert_tf.AlbertClassifier(config, 3), folder)
+    >>> model, report = albert_tf.load_huggingface(folder)
+    >>> type(model).__name__, model.num_labels
+    ('AlbertClassifier', 3)
+    >>> len(report.loaded), report.missing, report.unused
+    (27, [], [])
+    """
     folder = os.fspath(folder)
     if not fileio.isdir(folder):
         raise FileNotFoundError(f"Hugging Face model folder not found: {folder}")

@@ -1,12 +1,13 @@
-"""keras-hub presets ⇄ albert_tf encoders, both ways.
+"""Convert between keras-hub ALBERT presets and albert_tf models, in both directions.
 
-Export builds a `keras_hub.models.AlbertBackbone` from the config, fills it through one name
-map (Google's names → the backbone's variable paths) and saves it with keras-hub's own
-`save_to_preset`, with an `AlbertTokenizer` on the SentencePiece model; import reads a preset
-folder (or a live backbone) back through the same map. keras-hub's ALBERT computes what Google's
-does (tanh GELU, LayerNorm epsilon 1e-12, post-LN blocks, contiguous groups), so outputs agree
-to float rounding. An AlbertPretrainer's masked-LM head travels as an `AlbertMaskedLM` task, whose
-head LayerNorm uses epsilon 1e-5 (Google's: 1e-12); the SOP and task heads have no place there and
+Export builds a `keras_hub.models.AlbertBackbone` from the model's config, fills it through one
+name map (Google's names -> the backbone's variable paths, `RULES`) and saves it with keras-hub's
+own `save_to_preset`, together with an `AlbertTokenizer` on the SentencePiece model. Import reads
+a preset folder (or a live backbone) back through the same map. keras-hub's ALBERT computes what
+Google's does (tanh GELU, LayerNorm epsilon 1e-12, post-LN blocks, contiguous groups), so the
+outputs agree up to float rounding. An AlbertPretrainer's masked-LM head travels as an
+`AlbertMaskedLM` task, whose head LayerNorm uses epsilon 1e-5 (Google's uses 1e-12), so its
+masked-LM outputs differ slightly. The sentence-order and task heads have no place in a preset and
 are reported as left out.
 """
 
@@ -68,8 +69,30 @@ MLM_EPSILON = 1e-5  # keras-hub's MaskedLMHead LayerNorm epsilon (Google's is 1e
 
 # ---- configs ----------------------------------------------------------------------------------
 def backbone_kwargs(config) -> dict:
-    """AlbertBackbone constructor arguments for an AlbertConfig; refuses what keras-hub's ALBERT
-    cannot compute (partial sharing, groups not dividing the layers, another activation)."""
+    """Translate an AlbertConfig into `keras_hub.models.AlbertBackbone` arguments.
+
+    Args:
+        config: `AlbertConfig`. The configuration to translate.
+
+    Returns:
+        dict. Keyword arguments of `AlbertBackbone` (`vocabulary_size`, `num_layers`, ...).
+
+    Raises:
+        ValueError: when keras-hub's ALBERT cannot compute the config: `sharing` other than
+            "all", `num_hidden_layers` not divisible by `num_hidden_groups`, or a
+            `hidden_act` other than tanh GELU ("gelu" or "gelu_new").
+
+    Example:
+
+    >>> import albert_tf
+    >>> from albert_tf.formats.keras_hub import backbone_kwargs
+    >>> config = albert_tf.AlbertConfig(vocab_size=100, embedding_size=8, hidden_size=16,
+    ...                                 num_hidden_layers=2, num_attention_heads=2,
+    ...                                 intermediate_size=32)
+    >>> kwargs = backbone_kwargs(config)
+    >>> kwargs["vocabulary_size"], kwargs["num_layers"], kwargs["embedding_dim"]
+    (100, 2, 8)
+    """
     if config.sharing != "all":
         raise ValueError(
             f"keras-hub's AlbertBackbone shares whole blocks only; sharing="
@@ -102,7 +125,17 @@ def backbone_kwargs(config) -> dict:
 
 
 def config_from_backbone(backbone):
-    """The AlbertConfig of a keras-hub AlbertBackbone (Google's tanh "gelu", one dropout rate)."""
+    """Build the AlbertConfig of a keras-hub AlbertBackbone.
+
+    The activation is Google's tanh "gelu"; the backbone's one dropout rate becomes both the
+    hidden and the attention dropout.
+
+    Args:
+        backbone: `keras_hub.models.AlbertBackbone`. The backbone to describe.
+
+    Returns:
+        `AlbertConfig`.
+    """
     b = backbone
     return AlbertConfig(
         vocab_size=b.vocabulary_size,
@@ -123,7 +156,25 @@ def config_from_backbone(backbone):
 
 # ---- the map ----------------------------------------------------------------------------------
 def keras_hub_name(google_name: str) -> str:
-    """The AlbertBackbone variable path of an encoder variable's Google name."""
+    """Give the AlbertBackbone variable path of an encoder variable's Google name.
+
+    Args:
+        google_name: str. A Google name, e.g. `bert/embeddings/word_embeddings`.
+
+    Returns:
+        str. The keras-hub variable path.
+
+    Raises:
+        KeyError: when the variable has no place in a keras-hub AlbertBackbone.
+
+    Example:
+
+    >>> from albert_tf.formats.keras_hub import keras_hub_name
+    >>> keras_hub_name("bert/embeddings/word_embeddings")
+    'token_embedding/embeddings'
+    >>> keras_hub_name("bert/encoder/transformer/group_0/inner_group_0/LayerNorm_1/gamma")
+    'group_0_inner_layer_0/feedforward_layer_norm/gamma'
+    """
     path = rename(google_name, RULES)
     if path is None:
         raise KeyError(f"{google_name} has no place in a keras-hub AlbertBackbone")
@@ -147,7 +198,21 @@ def _fill(variables, names):
 
 # ---- export -----------------------------------------------------------------------------------
 def to_backbone(model):
-    """A keras-hub AlbertBackbone holding the encoder weights of any albert_tf model."""
+    """Build a keras-hub AlbertBackbone holding an albert_tf model's encoder weights.
+
+    When embedding_size equals hidden_size, the backbone's embedding projection (which
+    keras-hub always has) is set to the identity, which computes the same thing.
+
+    Args:
+        model: an albert_tf model (`AlbertModel`, `AlbertPretrainer` or a task model).
+
+    Returns:
+        `keras_hub.models.AlbertBackbone`.
+
+    Raises:
+        ValueError: when keras-hub cannot compute the model's config (see
+            `backbone_kwargs`).
+    """
     # deferred: keras-hub is slow to import and only this path needs it
     import keras_hub
 
@@ -162,7 +227,17 @@ def to_backbone(model):
 
 
 def to_masked_lm(model, preprocessor=None):
-    """A keras-hub AlbertMaskedLM holding an AlbertPretrainer's encoder and masked-LM head."""
+    """Build a keras-hub AlbertMaskedLM holding an AlbertPretrainer's encoder and MLM head.
+
+    keras-hub's head LayerNorm uses epsilon 1e-5 where Google's uses 1e-12.
+
+    Args:
+        model: `AlbertPretrainer`. The model to copy.
+        preprocessor: a keras-hub `AlbertMaskedLMPreprocessor` or None. Defaults to None.
+
+    Returns:
+        `keras_hub.models.AlbertMaskedLM`.
+    """
     # deferred: keras-hub is slow to import and only this path needs it
     import keras_hub
 
@@ -172,9 +247,45 @@ def to_masked_lm(model, preprocessor=None):
 
 
 def export_keras_hub_preset(model, preset_dir, spm_model_file=None) -> ExportReport:
-    """Write a keras-hub preset folder that `AlbertBackbone.from_preset(preset_dir)` loads (and,
-    with `spm_model_file`, `AlbertTokenizer.from_preset(preset_dir)`). An AlbertPretrainer's
-    masked-LM head goes along as an `AlbertMaskedLM` task; other heads are left out."""
+    """Save an albert_tf model as a keras-hub preset folder.
+
+    `keras_hub.models.AlbertBackbone.from_preset(preset_dir)` loads the result, and so does
+    `AlbertTokenizer.from_preset(preset_dir)` when `spm_model_file` is given. An
+    AlbertPretrainer's masked-LM head goes along as an `AlbertMaskedLM` task (whose head
+    LayerNorm uses epsilon 1e-5, Google's 1e-12); the sentence-order head and task heads are
+    left out and listed in the report. `config.json` is written last, so a reader never pairs
+    an old config with new weights. Needs keras-hub installed.
+
+    Args:
+        model: an albert_tf model (`AlbertModel`, `AlbertPretrainer` or a task model) whose
+            config has `sharing="all"`, layers divisible by groups, and tanh GELU.
+        preset_dir: str or path-like. The folder to write (local or remote).
+        spm_model_file: str or None. A SentencePiece model to save as the preset's tokenizer.
+            Defaults to None (no tokenizer).
+
+    Returns:
+        `ExportReport`. The variables written and those left out.
+
+    Raises:
+        FileNotFoundError: when `spm_model_file` does not exist.
+        ValueError: when keras-hub cannot compute the model's config.
+
+    Example:
+
+    >>> import os, tempfile, albert_tf
+    >>> config = albert_tf.AlbertConfig(vocab_size=100, embedding_size=8, hidden_size=16,
+    ...                                 num_hidden_layers=2, num_attention_heads=2,
+    ...                                 intermediate_size=32)
+    >>> folder = tempfile.mkdtemp()
+    >>> report = albert_tf.export_keras_hub_preset(albert_tf.AlbertModel(config), folder)
+    >>> print(report)
+    wrote ...: 25 variables, 0 left out
+    >>> sorted(os.listdir(folder))
+    ['config.json', 'metadata.json', 'model.weights.h5']
+    >>> import keras_hub
+    >>> keras_hub.models.AlbertBackbone.from_preset(folder).num_layers
+    2
+    """
     # deferred: keras-hub is slow to import and only this path needs it
     import keras_hub
 
@@ -195,7 +306,15 @@ def export_keras_hub_preset(model, preset_dir, spm_model_file=None) -> ExportRep
 
 # ---- import -----------------------------------------------------------------------------------
 def is_keras_hub_preset(path) -> bool:
-    """A folder with keras-hub's config.json naming a registered class (`class_name`)."""
+    """Tell whether a folder is a keras-hub preset.
+
+    Args:
+        path: str or path-like. The folder to test.
+
+    Returns:
+        bool. True when the folder holds a keras-hub `config.json` (a JSON object with
+        `class_name` and `module`).
+    """
     config = fileio.join(os.fspath(path), "config.json")
     if not fileio.isfile(config):
         return False
@@ -259,10 +378,48 @@ def _read_source(source):
 
 
 def load_keras_hub(source, model=None):
-    """Read a keras-hub preset folder, a live `AlbertBackbone` or `AlbertMaskedLM` into an
-    albert_tf model (unless `model` is given: an AlbertPretrainer for an AlbertMaskedLM, else an
-    AlbertModel, from the backbone's config). Returns (model, LoadReport); heads keras-hub does
-    not hold (SOP, task heads) are reported missing."""
+    """Load a keras-hub ALBERT (a preset folder or a live model) into an albert_tf model.
+
+    Unless `model` is given, one is built from the backbone's config: an `AlbertPretrainer`
+    for an `AlbertMaskedLM` (or a preset whose task is one), else an `AlbertModel`. Heads that
+    keras-hub does not hold (sentence-order, task heads) keep their initial values and are
+    listed in the report's `missing`. Needs keras-hub installed.
+
+    Args:
+        source: a keras-hub preset folder (str or path-like, local or remote), or a live
+            `keras_hub.models.AlbertBackbone` or `keras_hub.models.AlbertMaskedLM`.
+        model: an albert_tf model to load into, or None to build one. Defaults to None.
+
+    Returns:
+        tuple `(model, report)`: the albert_tf model and its `LoadReport`.
+
+    Raises:
+        FileNotFoundError: when `source` is a path but not a keras-hub preset folder.
+        ValueError: when a tensor's size does not fit the model, or the model has no
+            embedding projection (embedding_size == hidden_size) and the source's is not the
+            identity.
+
+    Example:
+
+    >>> import tempfile, albert_tf
+    >>> config = albert_tf.AlbertConfig(vocab_size=100, embedding_size=8, hidden_size=16,
+    ...                                 num_hidden_layers=2, num_attention_heads=2,
+    ...                                 intermediate_size=32)
+    >>> folder = tempfile.mkdtemp()
+    >>> _ = albert_tf.export_keras_hub_preset(albert_tf.AlbertPretrainer(config), folder)
+    >>> model, report = albert_tf.load_keras_hub(folder)
+    >>> type(model).__name__, len(report.loaded)
+    ('AlbertPretrainer', 30)
+    >>> report.missing  # the sentence-order head has no place in keras-hub
+    ['cls/seq_relationship/output_bias', 'cls/seq_relationship/output_weights']
+    >>> import keras_hub
+    >>> backbone = keras_hub.models.AlbertBackbone(
+    ...     vocabulary_size=100, num_layers=2, num_heads=2, embedding_dim=8, hidden_dim=16,
+    ...     intermediate_dim=32)
+    >>> model, report = albert_tf.load_keras_hub(backbone)
+    >>> type(model).__name__, model.config.hidden_size, report.missing
+    ('AlbertModel', 16, [])
+    """
     backbone, holder, label = _read_source(source)
     if model is None:
         config = config_from_backbone(backbone)

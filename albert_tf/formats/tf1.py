@@ -1,8 +1,9 @@
-"""Google's TF1 checkpoint names ⇄ the Keras model's variables, both ways, losslessly.
+"""Read and write Google's TF1 checkpoints for albert_tf models, in both directions, losslessly.
 
-Every albert_tf model describes its variables in Google's names through
-`original_variable_map(model)`; loading reads a TF1 name-based checkpoint (or a TF-Hub export
-with its `module/` prefix) into them, saving writes them back under the same names.
+Every albert_tf model lists its variables under Google's names through
+`original_variable_map(model)`. Loading reads a TF1 name-based checkpoint (or a TF-Hub export,
+whose names start with `module/`) into those variables; saving writes them back under the same
+names, so Google's own code can read the result.
 """
 
 from __future__ import annotations
@@ -31,7 +32,23 @@ _HUB_PREFIX = "module/"
 # ---- loading --------------------------------------------------------------------------------
 @dataclasses.dataclass
 class LoadReport:
-    """What a checkpoint load did: names loaded, checkpoint names unused, model names missing."""
+    """What a checkpoint load did: which variables were loaded, unused or missing.
+
+    Every loader of albert_tf (`load_original_checkpoint`, `load_huggingface`, `load_keras_hub`,
+    `convert_model`) returns one. `str(report)` gives a one-line summary followed by one line per
+    missing or unused name and per group-0 fallback.
+
+    Args:
+        checkpoint: str. The checkpoint path or model folder that was read.
+        loaded: list of str. Google names of the model variables that received a value.
+        unused: list of str. Names in the source that no model variable took.
+        missing: list of str. Google names of model variables the source did not have (for
+            example a fresh task head); they keep their initial values.
+        ignored: list of str. Optimizer slots and step counters of the source, skipped on
+            purpose.
+        fallbacks: dict. Model name -> source name, for each variable filled from group 0
+            (Google's `--init_from_group0`). Defaults to `{}`.
+    """
 
     checkpoint: str
     loaded: list
@@ -86,10 +103,30 @@ def group_names(names, limit: int = 3) -> str:
 
 
 def resolve_checkpoint_path(path) -> str:
-    """Accept a checkpoint prefix, a directory (its latest checkpoint, model.ckpt-best, or its
-    only checkpoint: brightmart's releases hold `albert_model.ckpt` beside a `checkpoint` file
-    naming another), or a file of the checkpoint (`.index`, `.data-*`), on any filesystem
-    (gs://, ram://, local)."""
+    """Find the checkpoint prefix that a path names.
+
+    The path may be a checkpoint prefix, one of its files (`.index`, `.meta`, `.data-*`), or a
+    folder. In a folder, the checkpoint named by its `checkpoint` file is used, else
+    `model.ckpt-best`, else its only checkpoint (brightmart's releases hold `albert_model.ckpt`
+    beside a `checkpoint` file that names a missing one). Works on any filesystem TensorFlow
+    knows (local, gs://, ram://).
+
+    Args:
+        path: str or path-like. A checkpoint prefix, one of its files, or a folder.
+
+    Returns:
+        str. The checkpoint prefix (the path without `.index`).
+
+    Raises:
+        FileNotFoundError: when no checkpoint is found, or a folder holds several and none is
+            marked as the latest.
+
+    Example:
+
+    >>> from albert_tf.formats.tf1 import resolve_checkpoint_path
+    >>> resolve_checkpoint_path("tests/data/fixtures/albert_tiny")
+    'tests/data/fixtures/albert_tiny/model.ckpt-best'
+    """
     path = os.fspath(path)
     prefix = path
     for suffix in (".index", ".meta"):
@@ -116,8 +153,16 @@ def resolve_checkpoint_path(path) -> str:
 
 
 def checkpoint_reader(path):
-    """A reader of a TF1 or object checkpoint prefix on any filesystem
-    (tf.train.load_checkpoint wants a `checkpoint` file on ram://; this reader does not)."""
+    """Open a TF1 or object-based checkpoint for reading, on any filesystem.
+
+    Unlike `tf.train.load_checkpoint`, this reader needs no `checkpoint` file on ram://.
+
+    Args:
+        path: str or path-like. The checkpoint prefix.
+
+    Returns:
+        A `CheckpointReader` with `get_variable_to_shape_map()` and `get_tensor(name)`.
+    """
     return tf.compat.v1.train.NewCheckpointReader(os.fspath(path))
 
 
@@ -131,10 +176,27 @@ def _name_prefix(shapes) -> str:
 
 
 def google_view(path, reader=None):
-    """A TF1 checkpoint's weights in Google's names: ({name: shape}, read(name), ignored).
-    TF-Hub exports lose their `module/` prefix, brightmart/albert_zh's own layout is renamed
-    and its word table folded (formats/albert_zh.py); optimizer slots and step counters are
-    `ignored`. A BERT checkpoint (per-layer scopes) is an InputError naming the layout."""
+    """List a TF1 checkpoint's weights under Google's names.
+
+    TF-Hub exports lose their `module/` prefix. brightmart/albert_zh's own layout is renamed
+    and its two word-embedding factors are multiplied into one table (see
+    `albert_tf.formats.albert_zh`). Optimizer slots and step counters are set aside.
+
+    Args:
+        path: str. The checkpoint prefix (used in messages, and to open it when `reader` is
+            None).
+        reader: optional checkpoint reader of `path`, to reuse one already open. Defaults to
+            None (open `path`).
+
+    Returns:
+        tuple `(shapes, read, ignored)`: `shapes` maps each Google name to its shape,
+        `read(name)` returns that tensor as a NumPy array, and `ignored` lists the optimizer
+        and step variables.
+
+    Raises:
+        InputError: when the checkpoint is a BERT checkpoint (one scope per layer), not an
+            ALBERT.
+    """
     reader = reader or checkpoint_reader(path)
     shapes = reader.get_variable_to_shape_map()
     prefix = _name_prefix(shapes)
@@ -154,8 +216,27 @@ def google_view(path, reader=None):
 
 
 def expected_encoder_shapes(config) -> dict:
-    """Google name → shape of every encoder variable a model of `config` has, computed from
-    the config alone (no model is built), for checking a checkpoint before any work."""
+    """Compute the name and shape of every encoder variable a config gives, without a model.
+
+    Used to check a checkpoint against a config before any model is built.
+
+    Args:
+        config: `AlbertConfig`. The model's configuration.
+
+    Returns:
+        dict. Google name (`bert/...`) -> shape as a list of ints.
+
+    Example:
+
+    >>> import albert_tf
+    >>> from albert_tf.formats.tf1 import expected_encoder_shapes
+    >>> config = albert_tf.AlbertConfig(vocab_size=100, embedding_size=8, hidden_size=16,
+    ...                                 num_hidden_layers=2, num_attention_heads=2,
+    ...                                 intermediate_size=32)
+    >>> shapes = expected_encoder_shapes(config)
+    >>> len(shapes), shapes["bert/embeddings/word_embeddings"]
+    (25, [100, 8])
+    """
     V, E, H, I = (
         config.vocab_size,
         config.embedding_size,
@@ -212,9 +293,37 @@ def expected_encoder_shapes(config) -> dict:
 def check_checkpoint_fits_config(
     config, ckpt_path, *, group0_fallback=False, config_file="the config"
 ) -> str:
-    """Raise InputError when a Google TF1 checkpoint's encoder variables do not have the names
-    and shapes `config` gives them; returns the resolved path. Object checkpoints are checked
-    when they are loaded. Reads only the checkpoint's index, not its values."""
+    """Check that a Google TF1 checkpoint holds the encoder variables a config needs.
+
+    Only the checkpoint's index is read, not its values. Object-based (TF2) checkpoints are not
+    checked here; they are checked when they are loaded.
+
+    Args:
+        config: `AlbertConfig`. The configuration the checkpoint should fit.
+        ckpt_path: str or path-like. A checkpoint prefix, file or folder (see
+            `resolve_checkpoint_path`).
+        group0_fallback: bool. Accept a missing `group_N` variable when `group_0` has it, as
+            Google's `--init_from_group0` does. Defaults to False.
+        config_file: str. How to name the config in error messages. Defaults to
+            "the config".
+
+    Returns:
+        str. The resolved checkpoint prefix.
+
+    Raises:
+        InputError: when the checkpoint cannot be read, lacks an encoder variable, or holds
+            one with another shape.
+        FileNotFoundError: when no checkpoint is found at `ckpt_path`.
+
+    Example:
+
+    >>> import albert_tf
+    >>> from albert_tf.formats.tf1 import check_checkpoint_fits_config
+    >>> folder = "tests/data/fixtures/albert_tiny"
+    >>> config = albert_tf.AlbertConfig.from_json_file(folder + "/albert_config.json")
+    >>> check_checkpoint_fits_config(config, folder)
+    'tests/data/fixtures/albert_tiny/model.ckpt-best'
+    """
     try:
         path = resolve_checkpoint_path(ckpt_path)
         reader = checkpoint_reader(path)
@@ -251,13 +360,44 @@ def _group0_name(name):
 
 
 def load_original_checkpoint(model, ckpt_path, *, require_encoder=True, group0_fallback=False):
-    """Load Google's TF1 checkpoint (`bert/...`, `cls/...`, or `module/...` Hub names) into an
-    albert_tf model and return a LoadReport.
+    """Load a Google TF1 checkpoint into an albert_tf model.
 
-    A shape mismatch raises ValueError naming the variable and both shapes. With
-    `require_encoder`, a missing `bert/` variable raises (the config does not fit the checkpoint);
-    missing head variables (a fresh task head) are only reported. `group0_fallback` initialises
-    groups absent from the checkpoint from group 0, as Google's `--init_from_group0`.
+    Reads Google's released checkpoints (names `bert/...` and `cls/...`), TF-Hub exports
+    (names `module/...`) and brightmart/albert_zh checkpoints. Nothing is assigned unless every
+    check passes. Optimizer slots and `global_step` are skipped. Head variables that the
+    checkpoint lacks (for example a fresh task head) keep their initial values and are listed
+    in the report's `missing`.
+
+    Args:
+        model: an albert_tf model (`AlbertModel`, `AlbertPretrainer` or a task model).
+        ckpt_path: str or path-like. A checkpoint prefix, one of its files, or a folder
+            holding one (see `resolve_checkpoint_path`).
+        require_encoder: bool. Raise when an encoder (`bert/`) variable is missing, which means
+            the config does not fit the checkpoint. Defaults to True.
+        group0_fallback: bool. Fill each transformer group the checkpoint lacks from group 0,
+            as Google's `--init_from_group0` does. Defaults to False.
+
+    Returns:
+        `LoadReport`. The names loaded, missing, unused and ignored.
+
+    Raises:
+        InputError: when the checkpoint cannot be read, a variable's shape differs from the
+            model's (the message names the variable and both shapes), or, with
+            `require_encoder`, an encoder variable is missing. `InputError` is a `ValueError`.
+        FileNotFoundError: when no checkpoint is found at `ckpt_path`.
+
+    Example:
+
+    >>> import albert_tf
+    >>> folder = "tests/data/fixtures/albert_tiny"
+    >>> config = albert_tf.AlbertConfig.from_json_file(folder + "/albert_config.json")
+    >>> model = albert_tf.AlbertPretrainer(config)
+    >>> report = albert_tf.load_original_checkpoint(model, folder + "/model.ckpt-best")
+    >>> print(report)
+    checkpoint tests/data/fixtures/albert_tiny/model.ckpt-best: loaded 32 variables,
+    0 missing, 0 unused, 7 optimizer/step variables ignored
+    >>> report.ignored[0]
+    'bert/embeddings/word_embeddings/adam_m'
     """
     path = resolve_checkpoint_path(ckpt_path)
     try:
@@ -287,10 +427,31 @@ def assign_google_named(
     group0_fallback=False,
     optional=(),
 ):
-    """Load tensors named in Google's names into an albert_tf model; the shared core of every
-    format's loader. `shapes` maps each available name to its shape, `read(name)` gives its
-    array; names in `optional` may be missing even with `require_encoder`. Nothing is assigned
-    unless every check passes. Returns a LoadReport naming `source`.
+    """Assign tensors given under Google's names to an albert_tf model's variables.
+
+    This is the shared core of every format's loader. Nothing is assigned unless every check
+    passes; values are cast to each variable's dtype.
+
+    Args:
+        model: an albert_tf model.
+        shapes: dict. Each available Google name -> its shape.
+        read: callable. `read(name)` returns the array of a name in `shapes`.
+        source: str. The source's path or label, used in messages and in the report.
+        ignored: sequence of str. Source names skipped on purpose, copied into the report.
+            Defaults to `()`.
+        require_encoder: bool. Raise when an encoder (`bert/`) variable is missing. Defaults to
+            True.
+        group0_fallback: bool. Fill a missing `group_N` variable from `group_0`. Defaults to
+            False.
+        optional: sequence of str. Encoder names that may be missing even with
+            `require_encoder` (for example the pooler). Defaults to `()`.
+
+    Returns:
+        `LoadReport` naming `source`.
+
+    Raises:
+        InputError: when a shape differs from the model's, or, with `require_encoder`, an
+            encoder variable is missing.
     """
     targets = original_variable_map(model)
     loaded, missing, fallbacks, used, values = [], [], {}, set(), {}
@@ -330,12 +491,41 @@ def assign_google_named(
 
 # ---- saving ---------------------------------------------------------------------------------
 def save_original_checkpoint(model, ckpt_path, *, global_step=None, write_state_file=False):
-    """Write the model's variables to a TF1 name-based checkpoint with Google's names.
+    """Save an albert_tf model as a Google TF1 checkpoint, under Google's variable names.
 
-    Local: written under a temporary prefix and renamed when complete. Remote (gs://): written
-    straight to its prefix, any old `.index` removed first; TensorFlow writes the `.index` last,
-    so it marks the checkpoint complete. `write_state_file` also writes the `checkpoint` file
-    that `tf.train.latest_checkpoint` reads. Returns the prefix.
+    Google's code (and `load_original_checkpoint`) can read the result. A local checkpoint is
+    written under a temporary prefix and renamed when complete, so a reader never sees half a
+    checkpoint. A remote one (gs://) is written straight to its prefix after any old `.index`
+    is removed; TensorFlow writes the `.index` last, so its presence marks the checkpoint
+    complete.
+
+    Args:
+        model: an albert_tf model.
+        ckpt_path: str or path-like. The checkpoint prefix to write, e.g. `out/model.ckpt`
+            (files `model.ckpt.index` and `model.ckpt.data-00000-of-00001`). Its folder is
+            created if needed.
+        global_step: int or None. When given, also saved as the int64 `global_step` variable.
+            Defaults to None.
+        write_state_file: bool. Also write the folder's `checkpoint` file, which
+            `tf.train.latest_checkpoint` reads. Defaults to False.
+
+    Returns:
+        str. The checkpoint prefix, `ckpt_path`.
+
+    Example:
+
+    >>> import os, tempfile, albert_tf
+    >>> config = albert_tf.AlbertConfig(vocab_size=100, embedding_size=8, hidden_size=16,
+    ...                                 num_hidden_layers=2, num_attention_heads=2,
+    ...                                 intermediate_size=32)
+    >>> folder = tempfile.mkdtemp()
+    >>> prefix = albert_tf.save_original_checkpoint(
+    ...     albert_tf.AlbertModel(config), os.path.join(folder, "model.ckpt"))
+    >>> sorted(os.listdir(folder))
+    ['model.ckpt.data-00000-of-00001', 'model.ckpt.index']
+    >>> report = albert_tf.load_original_checkpoint(albert_tf.AlbertModel(config), prefix)
+    >>> len(report.loaded), report.missing, report.unused
+    (25, [], [])
     """
     ckpt_path = os.fspath(ckpt_path)
     directory = fileio.dirname(fileio.abspath(ckpt_path))
@@ -371,8 +561,8 @@ def save_original_checkpoint(model, ckpt_path, *, global_step=None, write_state_
 
 
 def _save_then_rename(save, ckpt_path, directory):
-    """A local checkpoint saved under a temporary prefix, then renamed: data files, `.index`
-    last."""
+    """Save a local checkpoint under a temporary prefix, then rename it: data files first,
+    `.index` last."""
     name = fileio.basename(ckpt_path)
     tmp_name = f".tmp-{name}-{os.getpid()}"
     try:
@@ -388,8 +578,24 @@ def _save_then_rename(save, ckpt_path, directory):
 
 
 def read_original_checkpoint(ckpt_path) -> dict:
-    """All weight tensors of a TF1 checkpoint as numpy arrays (optimizer slots and steps left
-    out)."""
+    """Read every weight of a TF1 checkpoint, under the checkpoint's own names.
+
+    Optimizer slots and step counters are left out; names are not translated (a TF-Hub export
+    keeps its `module/` prefix).
+
+    Args:
+        ckpt_path: str or path-like. A checkpoint prefix, one of its files, or a folder.
+
+    Returns:
+        dict. Variable name -> NumPy array.
+
+    Example:
+
+    >>> from albert_tf.formats.tf1 import read_original_checkpoint
+    >>> weights = read_original_checkpoint("tests/data/fixtures/albert_tiny")
+    >>> len(weights), weights["bert/embeddings/word_embeddings"].shape
+    (32, (1000, 16))
+    """
     path = resolve_checkpoint_path(ckpt_path)
     reader = checkpoint_reader(path)
     return {

@@ -1,2 +1,2 @@
 """Inference on raw text with a pretrained model: per-token layer outputs, the pooled vector and
-`fill_mask` (`representations`)."""
+`fill_mask` (all in `representations`)."""

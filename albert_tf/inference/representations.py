@@ -1,9 +1,11 @@
-"""Representations from a pretrained ALBERT on raw text: the hidden states of chosen layers per
-token, the pooled [CLS] vector, and filling in [MASK] with the pretrainer's masked-LM head.
+"""Run a pretrained ALBERT on raw text: per-token features, pooled vectors and [MASK] filling.
 
-The model is any albert_tf model with an encoder (an AlbertPretrainer, an AlbertModel, a
-fine-tuned model) or a model folder (Google's release layout: albert_config.json, a TF1
-checkpoint, the SentencePiece model; or any folder `python -m albert_tf.convert` reads).
+`extract_representations` gives the hidden states of chosen layers for every token, or the
+pooled [CLS] vector; `fill_mask` predicts the pieces behind [MASK] with the pretrainer's
+masked-LM head. The model is any albert_tf model with an encoder (an AlbertPretrainer, an
+AlbertModel, a fine-tuned model), or a model folder: Google's release layout
+(albert_config.json, a TF1 checkpoint, the SentencePiece model) or any folder that
+`python -m albert_tf.convert` reads.
 """
 
 from __future__ import annotations
@@ -34,8 +36,44 @@ def load_pretrained(
     vocab_file=None,
     do_lower_case=True,
 ):
-    """(model, TextEncoder) of a model folder, or of a config + checkpoint + tokenizer given one
-    by one (each overrides what the folder holds). A TF1 checkpoint gives an AlbertPretrainer."""
+    """Load a pretrained model and its tokenizer from a model folder or from separate files.
+
+    The folder may be Google's release layout (albert_config.json, a TF1 checkpoint,
+    `30k-clean.model`) or any folder `convert_model` reads (Hugging Face, keras-hub). Each file
+    given by keyword overrides what the folder holds. A TF1 checkpoint gives an
+    AlbertPretrainer, so the result also works with `fill_mask`.
+
+    Args:
+        model_dir: str or None. The model folder. Defaults to None (then `init_checkpoint` is
+            required).
+        albert_config_file: str or None. The model's `albert_config.json`. Defaults to None:
+            the one in `model_dir`.
+        init_checkpoint: str or None. The checkpoint (or any model file) to load. Defaults to
+            None: `model_dir` itself.
+        spm_model_file: str or None. The SentencePiece model. Defaults to None: the one in
+            `model_dir`.
+        vocab_file: str or None. A WordPiece vocabulary, for models without a SentencePiece
+            model (Google's Chinese releases). Defaults to None: the one in `model_dir` when it
+            has no SentencePiece model.
+        do_lower_case: bool. Lower-case text before tokenizing, as Google's English models
+            expect. Defaults to True.
+
+    Returns:
+        tuple `(model, encoder)`: the albert_tf model and a `TextEncoder` for its tokenizer.
+
+    Raises:
+        ValueError: when neither `model_dir` nor `init_checkpoint` is given, or no tokenizer
+            is given or found in `model_dir`.
+
+    Example:
+
+    >>> import albert_tf
+    >>> model, encoder = albert_tf.load_pretrained("tests/data/fixtures/albert_tiny")
+    >>> type(model).__name__, model.config.hidden_size
+    ('AlbertPretrainer', 32)
+    >>> encoder.tokenize("Hello world")
+    ['▁', 'h', 'ell', 'o', '▁w', 'or', 'ld']
+    """
     source = init_checkpoint or model_dir
     if source is None:
         raise ValueError("give a model folder or init_checkpoint= (with albert_config_file=)")
@@ -58,12 +96,28 @@ def _cached_pretrained(model_dir, do_lower_case):
 
 
 def encoder_of(model):
-    """The AlbertModel inside `model` (itself when it is one)."""
+    """Give the encoder inside a model.
+
+    Args:
+        model: an albert_tf model.
+
+    Returns:
+        The `AlbertModel` inside `model` (`model.albert`), or `model` itself when it is one.
+    """
     return model if hasattr(model, "embedding") else model.albert
 
 
 def read_texts(path) -> List[tuple]:
-    """(text_a, text_b or None) per line of a text file, a pair written "text_a ||| text_b"."""
+    """Read texts, one per line, as Google's extract_features does.
+
+    A line "text_a ||| text_b" is a pair of texts.
+
+    Args:
+        path: str. The text file (any filesystem TensorFlow knows).
+
+    Returns:
+        list of `(text_a, text_b)` tuples; `text_b` is None for a single text.
+    """
     lines = fileio.read_text(path).splitlines()
     out = []
     for line in lines:
@@ -74,8 +128,20 @@ def read_texts(path) -> List[tuple]:
 
 
 def encode_texts(encoder, texts: Sequence, max_seq_length: int) -> dict:
-    """Packed int32 inputs [N, max_seq_length] of (text_a, text_b) pairs or plain strings, and
-    each example's real pieces (`tokens`)."""
+    """Tokenize and pack texts into the model's int32 inputs.
+
+    Each input is packed as `[CLS] a [SEP]` or `[CLS] a [SEP] b [SEP]`, truncated to fit and
+    padded to `max_seq_length`.
+
+    Args:
+        encoder: `TextEncoder`. The tokenizer.
+        texts: sequence of str or `(text_a, text_b)` pairs (`text_b` may be None).
+        max_seq_length: int. The length of every packed row.
+
+    Returns:
+        dict with `input_ids`, `input_mask` and `segment_ids` (int32 [N, max_seq_length]) and
+        `tokens` (for each text, the list of its pieces without padding).
+    """
     rows = []
     for item in texts:
         a, b = (item, None) if isinstance(item, str) else item
@@ -101,8 +167,19 @@ def encode_texts(encoder, texts: Sequence, max_seq_length: int) -> dict:
 
 
 def check_layers(layers, num_layers) -> List[int]:
-    """Layer indices into the encoder's outputs (Python style: -1 is the last); a ValueError
-    names one out of range."""
+    """Check layer indices into the encoder's outputs.
+
+    Args:
+        layers: iterable of int. Indices in Python style: 0 is the first layer's output, -1 the
+            last.
+        num_layers: int. How many layer outputs the encoder gives.
+
+    Returns:
+        list of int. The indices, as ints.
+
+    Raises:
+        ValueError: when `layers` is empty or an index is out of range.
+    """
     layers = [int(i) for i in layers]
     if not layers:
         raise ValueError("give at least one layer")
@@ -118,12 +195,51 @@ def check_layers(layers, num_layers) -> List[int]:
 def extract_representations(
     model, encoder, texts: Sequence, layers=(-1,), pooled=False, max_seq_length=128, batch_size=8
 ) -> dict:
-    """Features of raw texts (strings or (text_a, text_b) pairs).
+    """Compute features of raw texts with a pretrained encoder.
 
-    Returns the packed inputs (`input_ids`, `input_mask`, `segment_ids` [N,T], `tokens`) and
-    either `pooled` [N,H] (the pooler's output, what a classifier sees) or `features`
-    [N, len(layers), T, H] (each chosen layer's output per position, padding included) with
-    `layers`. Layers index the encoder's block outputs as Google's `all_encoder_layers`.
+    Gives either each chosen layer's output at every position (as Google's
+    `extract_features.py`), or the pooled [CLS] vector, which is what a classifier sees.
+    Layers index the encoder's block outputs like Google's `all_encoder_layers`: one output per
+    block application (num_hidden_layers × inner_group_num of them).
+
+    Args:
+        model: an albert_tf model with an encoder (AlbertPretrainer, AlbertModel or a
+            fine-tuned model).
+        encoder: `TextEncoder`. The model's tokenizer (see `load_pretrained`).
+        texts: sequence of str or `(text_a, text_b)` pairs.
+        layers: sequence of int. Which layer outputs to return, Python style (-1 is the last).
+            Defaults to `(-1,)`. Ignored when `pooled` is True.
+        pooled: bool. Return the pooled vector instead of per-token features. Defaults to
+            False.
+        max_seq_length: int. Length of each packed input in pieces (longer texts are
+            truncated). Defaults to 128.
+        batch_size: int. Texts per forward pass. Defaults to 8.
+
+    Returns:
+        dict with the packed inputs `input_ids`, `input_mask`, `segment_ids` (int32 [N, T]) and
+        `tokens` (each text's pieces), plus either `pooled` (float32 [N, H]) or `features`
+        (float32 [N, len(layers), T, H], padding positions included) and `layers` (the indices
+        used).
+
+    Raises:
+        ValueError: when a layer index is out of range.
+
+    Example:
+
+    >>> import albert_tf
+    >>> model, encoder = albert_tf.load_pretrained("tests/data/fixtures/albert_tiny")
+    >>> out = albert_tf.extract_representations(
+    ...     model, encoder, ["Hello world", ("Is it?", "Yes.")], layers=(-1, 0),
+    ...     max_seq_length=12)
+    >>> out["features"].shape  # [texts, layers, positions, hidden_size]
+    (2, 2, 12, 32)
+    >>> out["tokens"][1]
+    ['[CLS]', '▁is', '▁it', '<unk>', '[SEP]', '▁', 'y', 'es', '.', '[SEP]']
+    >>> out["segment_ids"][1].tolist()
+    [0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 0, 0]
+    >>> albert_tf.extract_representations(
+    ...     model, encoder, ["Hello world"], pooled=True, max_seq_length=12)["pooled"].shape
+    (1, 32)
     """
     # deferred: keeps TensorFlow off this module's import
     import tensorflow as tf
@@ -155,8 +271,9 @@ def extract_representations(
 # ---- fill-mask
 # ------------------------------------------------------------------------------------
 def _mask_ids(encoder, text) -> tuple:
-    """(ids with [CLS] ... [SEP], positions of the [MASK]s). Text after a mask that does not
-    start with a blank continues the masked word, so its first piece loses the word-start ▁."""
+    """Give (ids with [CLS] ... [SEP], positions of the [MASK]s). Text after a mask that does
+    not start with a blank continues the masked word, so its first piece loses the word-start
+    ▁."""
     parts = text.split(MASK)
     if len(parts) == 1:
         raise ValueError(f"the text has no {MASK}: {text!r}")
@@ -185,13 +302,47 @@ def fill_mask(
     do_lower_case=True,
     vocab_file=None,
 ):
-    """The top_k pieces for the [MASK] in `text`, best first, each {"token", "id", "score"}
-    (score: the masked-LM head's softmax probability). A text with several [MASK]s gives a list
-    of such lists, one per mask, each predicted independently in one forward pass.
+    """Predict the most likely pieces for each [MASK] in a text.
 
-    `model_or_folder`: an AlbertPretrainer, or a model folder (loaded once, then cached);
-    a model needs `spm_model_file=` (or `vocab_file=` for a WordPiece model) or `encoder=` (a
-    TextEncoder) for its tokenizer."""
+    Uses the pretrainer's masked-LM head. A text with several [MASK]s gets one list per mask;
+    all masks are predicted independently, in one forward pass. Text right after a [MASK] with
+    no blank in between continues the masked word (its first piece loses the word-start ▁).
+
+    Args:
+        model_or_folder: an `AlbertPretrainer`, or a model folder (str or path-like) that
+            `load_pretrained` reads; a folder is loaded once and then cached.
+        text: str. The text, with at least one "[MASK]".
+        top_k: int. How many pieces to return per mask, at least 1. Defaults to 5.
+        spm_model_file: str or None. The SentencePiece model, when `model_or_folder` is a
+            model. Defaults to None.
+        encoder: `TextEncoder` or None. The tokenizer, instead of `spm_model_file` or
+            `vocab_file`. Defaults to None (a folder's own tokenizer).
+        do_lower_case: bool. Lower-case the text before tokenizing. Defaults to True.
+        vocab_file: str or None. A WordPiece vocabulary, for a model without a SentencePiece
+            model. Defaults to None.
+
+    Returns:
+        For one [MASK], a list of `top_k` dicts, best first, each with `token` (the piece),
+        `id` and `score` (the masked-LM head's softmax probability). For several [MASK]s, a
+        list of such lists, one per mask.
+
+    Raises:
+        ValueError: when the model has no masked-LM head, no tokenizer is given for a model,
+            `top_k` < 1, the text has no [MASK], or the text is longer than the model's
+            `max_position_embeddings`.
+
+    Example:
+
+    >>> import albert_tf
+    >>> guesses = albert_tf.fill_mask("tests/data/fixtures/albert_tiny", "the [MASK] is here.",
+    ...                               top_k=2)
+    >>> [(g["token"], g["id"], round(g["score"], 3)) for g in guesses]  # random test weights
+    [('{', 438, 0.019), ('▁inherit', 813, 0.009)]
+    >>> model, encoder = albert_tf.load_pretrained("tests/data/fixtures/albert_tiny")
+    >>> both = albert_tf.fill_mask(model, "a [MASK] b [MASK].", top_k=1, encoder=encoder)
+    >>> [[g["token"] for g in guesses] for guesses in both]
+    [['{'], ['{']]
+    """
     # deferred: keeps TensorFlow off this module's import
     import tensorflow as tf
 

@@ -1,3 +1,3 @@
-"""Any model file in, any format out: the format of an input detected and read (`model_files`),
-written to another format, and `.keras` files loaded with every albert_tf class registered
-(`keras_files`). The per-format mappings live one layer down, in `albert_tf.formats`."""
+"""Model files in any format: detect an input's format and read it (`model_files`), write a
+model in another format, and load `.keras` files with every albert_tf class registered
+(`keras_files`). The mapping of each format lives one layer down, in `albert_tf.formats`."""

@@ -1,12 +1,12 @@
-"""Model files of every format albert_tf reads and writes: detect an input's format, read it into
-a model with its load report, write a model in another format, or do both (`convert_model`).
+"""Read and write model files in every format albert_tf supports.
 
-The input format is detected from the files present: a `.keras` or `.weights.h5` file (Keras),
-a folder with transformers' `config.json` + `model.safetensors` (Hugging Face), a folder with
-keras-hub's `config.json` (keras-hub preset), or a TF1 checkpoint prefix, file or folder (Google).
-A config is needed only where the input carries none (TF1, `.weights.h5`); for TF1 an
-`albert_config.json` beside the checkpoint is used. `python -m albert_tf.convert` is the
-command line over `convert_model`.
+Detect an input's format, read it into a model with its load report, write a model in another
+format, or do both at once (`convert_model`). The input format is detected from the files
+present: a `.keras` or `.weights.h5` file (Keras), a folder with transformers' `config.json` and
+`model.safetensors` (Hugging Face), a folder with keras-hub's `config.json` (keras-hub preset),
+or a TF1 checkpoint prefix, file or folder (Google). A config is needed only where the input
+carries none (TF1, `.weights.h5`); for TF1 an `albert_config.json` beside the checkpoint is used.
+`python -m albert_tf.convert` is the command line over `convert_model`.
 """
 
 from __future__ import annotations
@@ -29,6 +29,16 @@ def _is_keras(path):
 
 
 def build_model(config, kind):
+    """Build a fresh model of the kind a conversion asks for.
+
+    Args:
+        config: `AlbertConfig`. The model's configuration.
+        kind: str or None. "encoder" for an `AlbertModel`; None or "pretrainer" for an
+            `AlbertPretrainer` (any other value also gives an `AlbertModel`).
+
+    Returns:
+        The new, randomly initialized model.
+    """
     # deferred: keeps TensorFlow off this module's import
     from albert_tf.modeling.albert_model import AlbertModel, AlbertPretrainer
 
@@ -37,8 +47,24 @@ def build_model(config, kind):
 
 # ---- detection ----------------------------------------------------------------------------------
 def detect_format(path) -> str:
-    """The format of an input path, from the files present; a FileNotFoundError names the path
-    when none matches."""
+    """Detect the format of a model file or folder from the files present.
+
+    Args:
+        path: str or path-like. A `.keras` or `.weights.h5` file, a Hugging Face folder, a
+            keras-hub preset folder, or a TF1 checkpoint prefix, file or folder.
+
+    Returns:
+        str. One of "keras", "huggingface", "keras_hub" or "tf1".
+
+    Raises:
+        FileNotFoundError: when a Keras file does not exist, or the path matches no format.
+
+    Example:
+
+    >>> from albert_tf.interop.model_files import detect_format
+    >>> detect_format("tests/data/fixtures/albert_tiny")
+    'tf1'
+    """
     # deferred: keeps TensorFlow off this module's import
     from albert_tf.formats.huggingface import is_huggingface_folder
 
@@ -72,7 +98,8 @@ def _input_folder(path):
 
 
 def _config_for(path, albert_config_file):
-    """The AlbertConfig from --albert_config_file, else from albert_config.json beside `path`."""
+    """Read the AlbertConfig from --albert_config_file, else from albert_config.json beside
+    `path`."""
     if albert_config_file is None:
         beside = fileio.join(_input_folder(path), CONFIG_FILE)
         if not fileio.isfile(beside):
@@ -83,9 +110,30 @@ def _config_for(path, albert_config_file):
 
 # ---- reading --------------------------------------------------------------------------------
 def read_model(path, config_file=None, model_kind=None, require_encoder=True):
-    """(model, LoadReport) for any input format. `model_kind` "encoder" keeps only the
-    AlbertModel; by default a TF1 or `.weights.h5` input gives an AlbertPretrainer and a
-    self-describing input the model its config names."""
+    """Read a model file or folder of any supported format into an albert_tf model.
+
+    By default a TF1 or `.weights.h5` input gives an AlbertPretrainer, and a self-describing
+    input (`.keras`, Hugging Face, keras-hub) gives the model its own config names.
+
+    Args:
+        path: str or path-like. The input (see `detect_format`).
+        config_file: str or None. An `albert_config.json` for inputs that carry no config (TF1,
+            `.weights.h5`). Defaults to None: the `albert_config.json` beside the input.
+        model_kind: str or None. "encoder" to keep only the encoder (`AlbertModel`); None or
+            "pretrainer" for the default. Defaults to None.
+        require_encoder: bool. For TF1 inputs, raise when an encoder variable is missing.
+            Defaults to True.
+
+    Returns:
+        tuple `(model, report)`: the model and its `LoadReport`.
+
+    Example:
+
+    >>> from albert_tf.interop.model_files import read_model
+    >>> model, report = read_model("tests/data/fixtures/albert_tiny", model_kind="encoder")
+    >>> type(model).__name__, len(report.loaded), report.missing
+    ('AlbertModel', 25, [])
+    """
     # deferred: keeps TensorFlow off this module's import
     from albert_tf.formats.huggingface import load_huggingface
 
@@ -134,8 +182,8 @@ def _write_keras(model, output_path):
 
 
 def _write_config_beside(model, output_path):
-    """albert_config.json beside a TF1 or .weights.h5 output (which carry none), unless one is
-    there already; returns the path written or None."""
+    """Write albert_config.json beside a TF1 or .weights.h5 output (which carry no config),
+    unless one is there already; returns the path written or None."""
     path = fileio.join(fileio.dirname(fileio.abspath(output_path)), CONFIG_FILE)
     if fileio.exists(path):
         return None
@@ -143,7 +191,35 @@ def _write_config_beside(model, output_path):
 
 
 def write_model(model, output_path, output_format, spm_model_file=None):
-    """Write `model` in `output_format`; returns the lines to print about what was written."""
+    """Write a model in one of the supported formats.
+
+    A TF1 or `.weights.h5` output also gets an `albert_config.json` beside it, unless one is
+    there already.
+
+    Args:
+        model: an albert_tf model.
+        output_path: str or path-like. The checkpoint prefix (tf1), the `.keras` or
+            `.weights.h5` file (keras), or the folder (keras_hub, huggingface) to write.
+        output_format: str. One of "tf1", "keras", "keras_hub", "huggingface".
+        spm_model_file: str or None. A SentencePiece model to include in keras_hub and
+            huggingface outputs. Defaults to None.
+
+    Returns:
+        list of str. Lines describing what was written, for printing.
+
+    Raises:
+        ValueError: for the keras format, when `output_path` does not end in `.keras` or
+            `.weights.h5`.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> from albert_tf.interop.model_files import read_model, write_model
+    >>> model, _ = read_model("tests/data/fixtures/albert_tiny")
+    >>> folder = tempfile.mkdtemp()
+    >>> write_model(model, os.path.join(folder, "model.ckpt"), "tf1")
+    ['wrote .../model.ckpt', 'wrote .../albert_config.json']
+    """
     # deferred: keeps TensorFlow off this module's import
     from albert_tf.formats.huggingface import export_huggingface
 
@@ -184,10 +260,50 @@ def convert_model(
     require_encoder=True,
     log=None,
 ):
-    """Read `input_path` (format detected) and write it to `output_path` in `output_format`
-    (default: by the output's name). The SentencePiece model travels along to keras-hub and
-    Hugging Face outputs (`spm_model_file`, else the one in the input's folder). Returns the
-    input's LoadReport; `log(line)` receives what was written."""
+    """Convert a model from any supported format to another.
+
+    The input's format is detected from its files (see `detect_format`): Google's TF1
+    checkpoint, a `.keras` or `.weights.h5` file, a keras-hub preset or a Hugging Face folder.
+    The SentencePiece model travels along to keras-hub and Hugging Face outputs. This is the
+    function behind `python -m albert_tf.convert`.
+
+    Args:
+        input_path: str or path-like. The model to read.
+        output_path: str or path-like. Where to write: a checkpoint prefix (tf1), a `.keras`
+            or `.weights.h5` file (keras), or a folder (keras_hub, huggingface).
+        output_format: str or None. One of "tf1", "keras", "keras_hub", "huggingface".
+            Defaults to None: "keras" when `output_path` ends in `.keras` or `.weights.h5`,
+            else "tf1".
+        albert_config_file: str or None. An `albert_config.json` for inputs that carry no
+            config (TF1, `.weights.h5`). Defaults to None: the one beside the input.
+        model_kind: str or None. "encoder" to convert only the encoder (`AlbertModel`); None or
+            "pretrainer" to keep the pretraining heads of a TF1 or `.weights.h5` input.
+            Defaults to None.
+        spm_model_file: str or None. The SentencePiece model for keras_hub and huggingface
+            outputs. Defaults to None: the one in the input's folder, if any.
+        require_encoder: bool. For TF1 inputs, raise when an encoder variable is missing.
+            Defaults to True.
+        log: callable or None. Called with each line describing what was written. Defaults to
+            None (silent).
+
+    Returns:
+        `LoadReport`. What reading the input loaded.
+
+    Raises:
+        ValueError: when `output_format` is unknown.
+
+    Example:
+
+    >>> import os, tempfile, albert_tf
+    >>> folder = tempfile.mkdtemp()
+    >>> report = albert_tf.convert_model("tests/data/fixtures/albert_tiny",
+    ...                                  os.path.join(folder, "hf"), "huggingface", log=print)
+    wrote .../hf: 32 variables, 0 left out
+    >>> len(report.loaded), len(report.ignored)
+    (32, 7)
+    >>> sorted(os.listdir(os.path.join(folder, "hf")))
+    ['config.json', 'model.safetensors', 'spiece.model', 'tokenizer_config.json']
+    """
     if output_format is None:
         output_format = "keras" if _is_keras(output_path) else "tf1"
     if output_format not in FORMATS:

@@ -155,8 +155,14 @@ def _shuffled(records: Iterable[bytes], size: int, rng: random.Random) -> Iterat
 
 
 def peak_rss_bytes() -> int:
-    """Peak resident set size of this process, in bytes: VmHWM where /proc has it (a
-    spawned worker's ru_maxrss starts at its parent's peak), else ru_maxrss."""
+    """Measure this process's peak resident memory.
+
+    Reads VmHWM from /proc where it exists (a spawned worker's `ru_maxrss` starts at its
+    parent's peak), else `resource.getrusage`'s `ru_maxrss`.
+
+    Returns:
+        int. The peak resident set size in bytes, or 0 where neither is available.
+    """
     try:
         with open("/proc/self/status") as f:
             for line in f:
@@ -195,7 +201,30 @@ def iter_tokenized_documents(
     do_lower_case: bool = True,
     **options,
 ) -> Iterator[list]:
-    """Documents of a file as the builder tokenises them: lists of sentences of ids."""
+    """Tokenize a text file's documents exactly as the builder does.
+
+    Args:
+        input_file: str. One input file (one sentence per line, a blank line between
+            documents, or WikiExtractor output).
+        spm_model_file: str or None. The SentencePiece model. Defaults to None.
+        vocab_file: str or None. A WordPiece vocabulary, used only without
+            `spm_model_file`. Defaults to None.
+        do_lower_case: bool. Lower-case text before tokenizing. Defaults to True.
+        **options: `BuilderOptions` fields (e.g. `input_format`).
+
+    Yields:
+        list of list of int. Each non-empty document, as a list of sentences, each a list
+        of piece ids.
+
+    Example:
+
+    >>> from albert_tf.pretraining.builder import iter_tokenized_documents
+    >>> docs = iter_tokenized_documents("tests/data/fixtures/corpus.txt",
+    ...                                 spm_model_file="tests/data/fixtures/spm.model")
+    >>> first = next(docs)
+    >>> len(first), first[0][:4]
+    (6, [13, 175, 443, 450])
+    """
     opts = BuilderOptions(**options)
     spec, _, _ = _prepare(spm_model_file, vocab_file, do_lower_case, opts)
     tokenizer = load_tokenizer(spec)
@@ -215,9 +244,36 @@ def create_instances(
     file_index: int = 0,
     **options,
 ) -> list:
-    """TrainingInstances of dupe rounds round_index .. round_index+num_rounds-1 of one
-    file, in document order (no shuffle buffer, not serialised): the instances that
-    build_pretraining_data writes for that file."""
+    """Make the training instances `build_pretraining_data` would write for one file.
+
+    Gives the instances of dupe rounds `round_index` .. `round_index + num_rounds - 1`, in
+    document order: not shuffled and not serialised. Useful to inspect the pairs and masks.
+
+    Args:
+        input_file: str. The input file (a glob or comma list: its first file is used).
+        spm_model_file: str or None. The SentencePiece model. Defaults to None.
+        vocab_file: str or None. A WordPiece vocabulary, used only without
+            `spm_model_file`. Defaults to None.
+        do_lower_case: bool. Lower-case text before tokenizing. Defaults to True.
+        round_index: int. The first dupe round. Defaults to 0.
+        num_rounds: int. How many rounds. Defaults to 1.
+        file_index: int. The file's position among the builder's inputs, which selects its
+            random seed. Defaults to 0.
+        **options: `BuilderOptions` fields (e.g. `max_seq_length`, `random_seed`).
+
+    Returns:
+        list of `TrainingInstance`. Each has `input_ids` (after masking), `segment_ids`,
+        `masked_lm_positions`, `masked_lm_ids` and `next_sentence_label`.
+
+    Example:
+
+    >>> from albert_tf.pretraining.builder import create_instances
+    >>> instances = create_instances("tests/data/fixtures/corpus.txt",
+    ...                              "tests/data/fixtures/spm.model", max_seq_length=64,
+    ...                              max_predictions_per_seq=10)
+    >>> len(instances), instances[0].input_ids[:4], len(instances[0].masked_lm_positions)
+    (970, [2, 845, 19, 7], 10)
+    """
     opts = BuilderOptions(**options)
     path = expand_input_files(input_file)[0]
     spec, vocab, opts = _prepare(spm_model_file, vocab_file, do_lower_case, opts)
@@ -245,13 +301,69 @@ def build_pretraining_data(
     progress: Callable[[dict], None] | None = None,
     **options,
 ) -> dict:
-    """Builds MLM + SOP TFRecords from text files; returns statistics.
+    """Build ALBERT pretraining TFRecords (masked LM + sentence order) from text files.
 
-    input_files / output_files: comma-separated strings or sequences (inputs may be
-    globs). Records go round-robin to the outputs like Google's, or, with
-    one_output_per_input, every record of input i goes to output i. options are
-    BuilderOptions fields (Google's flag names). num_workers > 1 runs (file, round) jobs
-    in that many processes; the output is identical for any num_workers.
+    Follows Google's `create_pretraining_data.py` and writes the same `tf.train.Example`
+    features, which `run_pretraining.py` reads. Input: one sentence per line with a blank line
+    between documents, or WikiExtractor output. Records are dealt round-robin to the outputs,
+    as Google's script does. The same `random_seed` gives byte-identical output for any
+    `num_workers`. Each local output is written under a temporary name and renamed only when
+    all are complete (a remote one, such as gs://, appears whole when closed); on any error the
+    temporary files are removed. Memory stays flat in the corpus size.
+    With `num_workers` > 1 the workers are "spawn" processes, which import the main module
+    again: in a script the call must sit under `if __name__ == "__main__":`, or the build
+    raises `BrokenProcessPool`. See docs/pretraining_data.md.
+
+    Args:
+        input_files: str or sequence of str. Input files: a comma-separated string or a
+            list; globs are expanded (matches sorted).
+        output_files: str or sequence of str. Output TFRecord files: a comma-separated
+            string or a list.
+        spm_model_file: str or None. The SentencePiece model. Defaults to None.
+        vocab_file: str or None. A WordPiece vocabulary, used only without
+            `spm_model_file`. Defaults to None.
+        do_lower_case: bool. Lower-case text before tokenizing. Defaults to True.
+        num_workers: int. Processes that run the (file, dupe round) jobs; 1 runs everything
+            in this process. Defaults to 1.
+        one_output_per_input: bool. Write every record of input i to output i instead of
+            dealing records round-robin; needs as many outputs as inputs. Defaults to False.
+        progress: callable or None. Called after each finished (file, round) job with a dict
+            of `instances`, `seconds`, `instances_per_second` and `input_file`. Defaults to
+            None.
+        **options: `BuilderOptions` fields, with the names and defaults of Google's flags:
+            `max_seq_length` (512), `max_predictions_per_seq` (20), `masked_lm_prob` (0.15),
+            `short_seq_prob` (0.1), `dupe_factor` (40), `random_seed` (12345),
+            `do_whole_word_mask`, `favor_shorter_ngram`, `random_next_sentence`, `ngram` (3),
+            plus `shuffle_buffer_size`, `input_format`, `keep_wiki_titles` and
+            `split_wiki_sentences`.
+
+    Returns:
+        dict of statistics: `input_files`, `output_files`, `records_per_output`,
+        `documents`, `sentences`, `corpus_tokens`, `instances`, `tokens`, `masked_pieces`,
+        `masked_fraction`, the [MASK] / kept / random split (`mask_token_fraction`,
+        `kept_fraction`, `random_piece_fraction`), `sop_swapped_fraction` (label 1),
+        `random_document_fraction`, `span_length_fractions`, `drawn_ngram_fractions`,
+        `seconds`, `instances_per_second` and `worker_peak_rss_bytes`.
+
+    Raises:
+        ValueError: when `one_output_per_input` is set and the numbers of inputs and outputs
+            differ, or an option is invalid.
+
+    Example:
+
+    >>> import os, tempfile, albert_tf
+    >>> folder = tempfile.mkdtemp()
+    >>> stats = albert_tf.build_pretraining_data(
+    ...     "tests/data/fixtures/corpus.txt",
+    ...     [os.path.join(folder, "train-0.tfrecord"), os.path.join(folder, "train-1.tfrecord")],
+    ...     spm_model_file="tests/data/fixtures/spm.model",
+    ...     max_seq_length=64, max_predictions_per_seq=10, dupe_factor=1)
+    >>> stats["documents"], stats["instances"], stats["records_per_output"]
+    (75, 970, [485, 485])
+    >>> round(stats["masked_fraction"], 3)
+    0.156
+    >>> sorted(os.listdir(folder))
+    ['train-0.tfrecord', 'train-1.tfrecord']
     """
     t_start = time.perf_counter()
     opts = BuilderOptions(**options)
