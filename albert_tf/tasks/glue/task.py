@@ -81,9 +81,10 @@ def example_to_record(
 ):
     """Encodes one example as a classifier record: `[CLS] A [SEP] (B [SEP])` and its label.
 
-    The texts are tokenized and packed as Google's run_classifier packs them (the longer text
-    is truncated first), then padded to `max_seq_length`. An example without a label (a test
-    example) gets label 0, or a vector of zeros.
+    The texts are tokenized and packed as Google's run_classifier packs them (a pair too long
+    for `max_seq_length - 3` pieces loses pieces from the end of its longer text, one at a
+    time), then padded to `max_seq_length`. An example without a label (a test example)
+    gets label 0, or a vector of zeros.
 
     Args:
         example: InputExample. The example (`text_a`, optional `text_b`, `label`).
@@ -166,6 +167,9 @@ class GlueTask:
         processor: DataProcessor or None. A processor that replaces the GLUE one, e.g. a
             `CustomProcessor` for your own files (the task is then named "custom").
             Default None.
+
+    Raises:
+        KeyError: when `task_name` is not a GLUE task and no `processor` is given.
 
     Example:
 
