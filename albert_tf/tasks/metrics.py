@@ -26,13 +26,50 @@ def _pair(predictions, labels, dtype=None):
 
 
 def accuracy(predictions, labels) -> float:
-    """Fraction of predictions equal to their label."""
+    """The fraction of predictions equal to their label.
+
+    Args:
+        predictions: array-like. The predictions, any shape (flattened).
+        labels: array-like. The labels, as many as the predictions.
+
+    Returns:
+        float. The accuracy, in [0, 1].
+
+    Raises:
+        ValueError: when the lengths differ or are zero.
+
+    Example:
+
+    >>> from albert_tf.tasks.metrics import accuracy
+    >>> accuracy([1, 0, 1, 1], [1, 1, 1, 0])
+    0.5
+    """
     p, y = _pair(predictions, labels)
     return float(np.mean(p == y))
 
 
 def matthews_corrcoef(predictions, labels) -> float:
-    """Matthews correlation (multiclass R_K form, equals the binary MCC); 0 if undefined."""
+    """The Matthews correlation coefficient (CoLA's metric).
+
+    The multiclass R_K form, which equals the binary MCC on two classes; 0.0 where it is
+    undefined (a constant prediction or a constant label).
+
+    Args:
+        predictions: array-like. The predictions, any shape (flattened).
+        labels: array-like. The labels, as many as the predictions.
+
+    Returns:
+        float. The coefficient, in [-1, 1].
+
+    Raises:
+        ValueError: when the lengths differ or are zero.
+
+    Example:
+
+    >>> from albert_tf.tasks.metrics import matthews_corrcoef
+    >>> round(matthews_corrcoef([1, 0, 1, 0], [1, 0, 0, 0]), 3)
+    0.577
+    """
     p, y = _pair(predictions, labels)
     _, codes = np.unique(np.concatenate([y, p]), return_inverse=True)
     y_codes, p_codes = codes[: y.size], codes[y.size :]
@@ -50,7 +87,25 @@ def matthews_corrcoef(predictions, labels) -> float:
 
 
 def f1(predictions, labels, positive_label=1) -> float:
-    """Binary F1 of ``positive_label`` (default 1); 0 when there are no true/predicted positives."""
+    """The binary F1 score of one class (MRPC's and QQP's second metric).
+
+    Args:
+        predictions: array-like. The predictions, any shape (flattened).
+        labels: array-like. The labels, as many as the predictions.
+        positive_label: The class scored as positive. Default 1.
+
+    Returns:
+        float. The F1, in [0, 1]; 0.0 when there are no true or predicted positives.
+
+    Raises:
+        ValueError: when the lengths differ or are zero.
+
+    Example:
+
+    >>> from albert_tf.tasks.metrics import f1
+    >>> round(f1([1, 0, 1, 1], [1, 1, 1, 0]), 3)
+    0.667
+    """
     p, y = _pair(predictions, labels)
     tp = float(np.sum((p == positive_label) & (y == positive_label)))
     fp = float(np.sum((p == positive_label) & (y != positive_label)))
@@ -60,7 +115,24 @@ def f1(predictions, labels, positive_label=1) -> float:
 
 
 def pearson(predictions, labels) -> float:
-    """Pearson correlation coefficient; 0 when either side is constant."""
+    """The Pearson correlation coefficient (STS-B's metric), in float64.
+
+    Args:
+        predictions: array-like. The predictions, any shape (flattened).
+        labels: array-like. The labels, as many as the predictions.
+
+    Returns:
+        float. The coefficient, in [-1, 1]; 0.0 when either side is constant.
+
+    Raises:
+        ValueError: when the lengths differ or are zero.
+
+    Example:
+
+    >>> from albert_tf.tasks.metrics import pearson
+    >>> round(pearson([1.0, 2.0, 3.0], [2.0, 4.0, 7.0]), 3)
+    0.993
+    """
     x, y = _pair(predictions, labels, dtype=np.float64)
     xc, yc = x - x.mean(), y - y.mean()
     sxx, syy = float(xc @ xc), float(yc @ yc)
@@ -71,7 +143,22 @@ def pearson(predictions, labels) -> float:
 
 
 def rankdata(values) -> np.ndarray:
-    """1-based ranks, ties given the average of the ranks they span (scipy 'average')."""
+    """The 1-based ranks of values; ties get the average of the ranks they span.
+
+    As `scipy.stats.rankdata(values, method="average")`.
+
+    Args:
+        values: array-like. The values, any shape (flattened).
+
+    Returns:
+        np.ndarray. The float64 rank of each value.
+
+    Example:
+
+    >>> from albert_tf.tasks.metrics import rankdata
+    >>> rankdata([10, 30, 20, 20]).tolist()
+    [1.0, 4.0, 2.5, 2.5]
+    """
     v = np.asarray(values).reshape(-1)
     order = np.argsort(v, kind="mergesort")
     sorted_v = v[order]
@@ -87,22 +174,74 @@ def rankdata(values) -> np.ndarray:
 
 
 def spearman(predictions, labels) -> float:
-    """Spearman rank correlation (Pearson of average ranks); 0 when a side is constant."""
+    """The Spearman rank correlation (STS-B's second metric).
+
+    The Pearson correlation of the average ranks (`rankdata`).
+
+    Args:
+        predictions: array-like. The predictions, any shape (flattened).
+        labels: array-like. The labels, as many as the predictions.
+
+    Returns:
+        float. The coefficient, in [-1, 1]; 0.0 when either side is constant.
+
+    Raises:
+        ValueError: when the lengths differ or are zero.
+
+    Example:
+
+    >>> from albert_tf.tasks.metrics import spearman
+    >>> round(spearman([1.0, 2.0, 3.0], [2.0, 4.0, 7.0]), 3)
+    1.0
+    """
     x, y = _pair(predictions, labels, dtype=np.float64)
     return pearson(rankdata(x), rankdata(y))
 
 
 def mean_squared_error(predictions, labels) -> float:
-    """Mean of squared differences."""
+    """The mean of the squared differences, in float64.
+
+    Args:
+        predictions: array-like. The predictions, any shape (flattened).
+        labels: array-like. The labels, as many as the predictions.
+
+    Returns:
+        float. The mean squared error.
+
+    Raises:
+        ValueError: when the lengths differ or are zero.
+
+    Example:
+
+    >>> from albert_tf.tasks.metrics import mean_squared_error
+    >>> mean_squared_error([1.0, 2.0], [1.0, 4.0])
+    2.0
+    """
     x, y = _pair(predictions, labels, dtype=np.float64)
     return float(np.mean((x - y) ** 2))
 
 
 def multilabel_scores(probabilities, targets, threshold: float = 0.5) -> Dict[str, float]:
-    """Multi-label scores of sigmoid outputs [n, labels] against 0/1 targets at `threshold`:
-    ``micro_f1`` (counts pooled over labels), ``macro_f1`` (the mean of every label's F1, 0 for
-    a label never true nor predicted), ``exact_match`` (rows whose whole label set is right).
+    """Scores multi-label predictions: micro F1, macro F1 and exact match.
 
+    A label is predicted where its probability is >= `threshold`.
+
+    Args:
+        probabilities: array-like. [n, labels] sigmoid outputs.
+        targets: array-like. [n, labels] 0/1 (or bool) gold labels.
+        threshold: float. The probability at which a label is predicted. Default 0.5.
+
+    Returns:
+        dict. "micro_f1" (true / false positive and negative counts pooled over labels),
+        "macro_f1" (the mean of every label's F1, 0 for a label neither true nor
+        predicted) and "exact_match" (the fraction of rows whose whole label set is right).
+
+    Raises:
+        ValueError: when the shapes differ, are not 2-D, or are empty.
+
+    Example:
+
+    >>> from albert_tf.tasks.metrics import multilabel_scores
     >>> multilabel_scores([[0.9, 0.2], [0.6, 0.7]], [[1, 0], [0, 1]])
     {'micro_f1': 0.8, 'macro_f1': 0.8333333333333333, 'exact_match': 0.5}
     """
@@ -125,8 +264,24 @@ THRESHOLDS = tuple(round(0.05 * k, 2) for k in range(1, 20))  # 0.05 ... 0.95
 
 
 def best_threshold(probabilities, targets, candidates=THRESHOLDS) -> float:
-    """The threshold of `candidates` with the highest micro F1 (the one nearest 0.5 on ties),
-    chosen on dev and then used for test predictions."""
+    """Chooses the multi-label threshold with the highest micro F1.
+
+    Chosen on dev, then used for the test predictions and the export.
+
+    Args:
+        probabilities: array-like. [n, labels] sigmoid outputs.
+        targets: array-like. [n, labels] 0/1 gold labels.
+        candidates: sequence of float. The thresholds to try. Default 0.05, 0.10, ..., 0.95.
+
+    Returns:
+        float. The candidate with the highest micro F1; the one nearest 0.5 on ties.
+
+    Example:
+
+    >>> from albert_tf.tasks.metrics import best_threshold
+    >>> best_threshold([[0.9, 0.3], [0.35, 0.7]], [[1, 1], [0, 1]])
+    0.3
+    """
     scored = [
         (multilabel_scores(probabilities, targets, t)["micro_f1"], -abs(t - 0.5), t)
         for t in candidates

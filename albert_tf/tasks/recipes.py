@@ -1,6 +1,8 @@
-"""The paper's fine-tuning recipes: Google's published per-task hyperparameters as `--recipe=<task>`
-on the drivers. Flags given on the command line win; every value is logged with where it came
-from. Sources (docs/training.md has the table and the disagreements between them):
+"""The paper's fine-tuning recipes: Google's published hyperparameters of each task.
+
+The drivers take them as `--recipe=<task>`. Flags given on the command line win; every value
+is logged with where it came from. Sources (docs/training.md has the table and the
+disagreements between them):
 
 - the ALBERT paper, arXiv 1909.11942 v6 (ICLR 2020), Appendix A.4, Table 14: learning rate,
   batch size, ALBERT dropout, classifier dropout, training and warmup steps, sequence length;
@@ -28,7 +30,30 @@ PAPER = "ALBERT paper (arXiv 1909.11942 v6) Table 14"
 
 @dataclasses.dataclass(frozen=True)
 class Recipe:
-    """One task's hyperparameters, in the drivers' flag names."""
+    """One task's fine-tuning hyperparameters, named as the drivers' flags.
+
+    Args:
+        driver: str. The driver the recipe is for (e.g. "run_classifier.py").
+        learning_rate: float. The peak learning rate.
+        train_batch_size: int. The training batch size.
+        albert_dropout_prob: float. The encoder's dropout (the paper's "ALBERT DR").
+        dropout_prob: float. The dropout before the task head (the paper's
+            "Classifier DR").
+        train_step: int. The number of training steps.
+        warmup_step: int. The number of linear warmup steps.
+        max_seq_length: int. The sequence length, in pieces.
+        save_checkpoints_steps: int or None. How often to save (and evaluate) a checkpoint;
+            None leaves the flag's value. Default None.
+        version_2_with_negative: bool or None. SQuAD v2.0 (True) or v1.1 (False); None for
+            other tasks. Default None.
+        source: str. Where the values come from. Default: the ALBERT paper's Table 14.
+
+    Example:
+
+    >>> from albert_tf.tasks.recipes import RECIPES
+    >>> RECIPES["rte"].train_step, RECIPES["rte"].warmup_step
+    (800, 200)
+    """
 
     driver: str  # the driver it is for
     learning_rate: float
@@ -92,8 +117,28 @@ GLUE_TASKS = {name for name, r in RECIPES.items() if r.driver == "run_classifier
 
 
 def recipe_for(name: str, driver: str, task_name: Optional[str] = None) -> Recipe:
-    """The recipe `name` for `driver`; InputError (one line) for an unknown name, another
-    driver's recipe, or a GLUE recipe on another GLUE task (a custom task may take any)."""
+    """Looks up a recipe by name, checking that it fits the driver and the task.
+
+    Args:
+        name: str. The recipe's name, case-insensitive (e.g. "mnli", "squad_v2",
+            "race_v2").
+        driver: str. The driver asking (e.g. "run_classifier.py").
+        task_name: str or None. The driver's --task_name (GLUE): a GLUE task must take its
+            own recipe; a custom task may take any GLUE recipe. Default None.
+
+    Returns:
+        Recipe. The recipe.
+
+    Raises:
+        InputError: when the name is unknown, the recipe is for another driver, or it is
+            another GLUE task's recipe.
+
+    Example:
+
+    >>> from albert_tf.tasks.recipes import recipe_for
+    >>> recipe_for("SQuAD_v2", "run_squad.py").learning_rate
+    3e-05
+    """
     key = name.strip().lower()
     if key not in RECIPES:
         raise InputError(f"--recipe={name}: unknown; use one of {', '.join(sorted(RECIPES))}")
@@ -123,8 +168,19 @@ def _fit_recipe_warmup(FLAGS, recipe, chosen):
 
 
 def apply_recipe(FLAGS, driver: str) -> dict:
-    """Set the flags of --recipe that the command line did not give; returns {flag: (value,
-    origin)} of every recipe flag, origin "recipe" or "command line", and logs it."""
+    """Sets the flags of --recipe that the command line did not give, and logs them.
+
+    Args:
+        FLAGS: absl.flags.FlagValues. The driver's parsed flags (with `recipe`).
+        driver: str. The driver's file name (e.g. "run_classifier.py").
+
+    Returns:
+        dict. Flag name -> (value, origin) for every flag of the recipe that the driver has,
+        origin being "recipe" or "command line"; empty without --recipe.
+
+    Raises:
+        InputError: when the recipe does not fit the driver or task (see `recipe_for`).
+    """
     if not getattr(FLAGS, "recipe", None):
         return {}
     recipe = recipe_for(

@@ -1,7 +1,11 @@
-"""What every task's raw-text SavedModel export shares: the in-graph tokenizer from the run's
-SentencePiece model, versioned exports (`export_dir/<unix seconds>/`, TF Serving's model base
-path, as Google's Estimator exported) with a README beside the model, the --export_dir checks,
-and `load_saved_model`, which registers tf-text's ops first and finds the newest version."""
+"""What every task's raw-text SavedModel export shares.
+
+The in-graph tokenizer from the run's SentencePiece model (or WordPiece vocabulary);
+versioned exports (`export_dir/<unix seconds>/`, the layout TF Serving reads as a model base
+path, as Google's Estimator exported) with a README beside the model; the --export_dir flag
+checks; and `load_saved_model`, which registers TensorFlow Text's ops first and finds the
+newest version.
+"""
 
 from __future__ import annotations
 
@@ -36,8 +40,18 @@ NEEDS_TOKENIZER = (
 
 
 def check_export_flags(FLAGS):
-    """--export_dir: a writable folder, and the tokenizer the graph will run
-    (--spm_model_file, or a WordPiece --vocab_file)."""
+    """Checks the --export_dir flag of a driver: a writable folder and a tokenizer to export.
+
+    Does nothing when --export_dir is not set.
+
+    Args:
+        FLAGS: absl.flags.FlagValues. The driver's flags (export_dir, spm_model_file and,
+            where the driver has it, vocab_file).
+
+    Raises:
+        InputError: when the folder cannot be written, or neither --spm_model_file nor
+            --vocab_file is given (the exported graph tokenizes raw text).
+    """
     if not v.flag_value(FLAGS, "export_dir"):
         return
     v.check_output_dir("export_dir", FLAGS.export_dir)
@@ -46,8 +60,29 @@ def check_export_flags(FLAGS):
 
 
 def graph_tokenizer(spm_model_file=None, do_lower_case=True, vocab_file=None):
-    """The in-graph tokenizer of the run's SentencePiece model or WordPiece vocabulary (the
-    Python path's ids)."""
+    """Makes the in-graph tokenizer of a SentencePiece model or WordPiece vocabulary.
+
+    It gives the same ids as the Python tokenizer (`TextEncoder`) of the same files.
+
+    Args:
+        spm_model_file: str or None. The SentencePiece model. Default None.
+        do_lower_case: bool. Lowercase (and strip accents) before tokenizing. Default True.
+        vocab_file: str or None. A WordPiece vocabulary, used when there is no
+            SentencePiece model. Default None.
+
+    Returns:
+        GraphTokenizer. The tokenizer (tokenize, pack, and the special ids).
+
+    Raises:
+        ValueError: when neither file is given.
+
+    Example:
+
+    >>> from albert_tf.tasks.serving import graph_tokenizer
+    >>> tokenizer = graph_tokenizer("tests/data/fixtures/spm.model")
+    >>> tokenizer.tokenize(["the list"]).to_list()
+    [[14, 90]]
+    """
     # deferred: keeps TensorFlow off this module's import
     from albert_tf.text.graph_tokenizer import make_graph_tokenizer
 
@@ -57,8 +92,16 @@ def graph_tokenizer(spm_model_file=None, do_lower_case=True, vocab_file=None):
 
 
 def encoder_tokenizer(encoder):
-    """The in-graph tokenizer of a task's TextEncoder (its SentencePiece model or WordPiece
-    vocabulary, its casing): what the GLUE, RACE and NER exports tokenize with."""
+    """Makes the in-graph tokenizer of a task's TextEncoder (same files, same casing).
+
+    The GLUE, RACE and NER exports tokenize with it.
+
+    Args:
+        encoder: TextEncoder. The task's Python tokenizer.
+
+    Returns:
+        GraphTokenizer. The in-graph tokenizer giving the same ids.
+    """
     return graph_tokenizer(encoder.spm_model_file, encoder.do_lower_case, encoder.vocab_file)
 
 
@@ -74,12 +117,27 @@ def _example_call(signature) -> str:
 
 
 def save_module(module, signature, export_dir, what, inputs, outputs) -> str:
-    """Saves `module` with `signature` as serving_default into a fresh version folder
-    `export_dir/<version>` (any filesystem; version: unix seconds, above every version there),
-    with a README.md on how to load it; returns that folder. No export is ever renamed or
-    overwritten, so a server watching export_dir never sees half of one. Local: written to a
-    hidden scratch folder in export_dir, then renamed to its version. Remote (no atomic rename
-    on a bucket): uploaded straight to its version with saved_model.pb last."""
+    """Saves a module as a new version of a SavedModel export, with a README on loading it.
+
+    The version folder is `export_dir/<version>`, the version being the current unix time in
+    seconds, or one more than the newest version already there. No export is ever renamed
+    over or overwritten, so a server watching `export_dir` never sees half of one: on a local
+    disk the model is written to a hidden scratch folder in `export_dir` and then renamed to
+    its version; on a remote filesystem (a bucket has no atomic rename) it is uploaded
+    straight to its version with saved_model.pb last. Works on any filesystem albert_tf
+    writes.
+
+    Args:
+        module: tf.Module. What to save.
+        signature: tf.types.experimental.ConcreteFunction. The `serving_default` signature.
+        export_dir: str or path-like. The export folder (created if needed).
+        what: str. What the model is, for the README's title (e.g. "GLUE mrpc").
+        inputs: str. The README's description of the signature's inputs.
+        outputs: str. The README's description of its outputs.
+
+    Returns:
+        str. The version folder written.
+    """
     export_dir = fileio.abspath(os.fspath(export_dir))
     target = fileio.join(
         export_dir, str(max([int(time.time())] + [v + 1 for v in export_versions(export_dir)]))
@@ -100,7 +158,15 @@ def save_module(module, signature, export_dir, what, inputs, outputs) -> str:
 
 
 def export_versions(export_dir) -> list:
-    """The complete versions (numbered folders holding saved_model.pb) in export_dir, ascending."""
+    """Lists the complete versions of an export folder.
+
+    Args:
+        export_dir: str. The export folder.
+
+    Returns:
+        list of int. The versions (numbered folders holding a saved_model.pb), ascending;
+        empty when the folder does not exist.
+    """
     if not fileio.isdir(export_dir):
         return []
     return sorted(
@@ -111,10 +177,27 @@ def export_versions(export_dir) -> list:
 
 
 def latest_export(path) -> str:
-    """`path` itself if it is a SavedModel folder, else its newest complete version.
+    """Finds the SavedModel to load: `path` itself, or the newest version inside it.
 
-    >>> latest_export("exports/")  # doctest: +SKIP
-    'exports/1796604111'
+    Args:
+        path: str or path-like. A SavedModel folder, or an export folder of versions.
+
+    Returns:
+        str. `path` when it holds a saved_model.pb, else its newest complete version folder.
+
+    Raises:
+        FileNotFoundError: when `path` is neither a SavedModel nor holds a complete version.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> from albert_tf.tasks.serving import latest_export
+    >>> exports = tempfile.mkdtemp()
+    >>> for version in ("1700000000", "1700000100"):
+    ...     os.makedirs(os.path.join(exports, version))
+    ...     open(os.path.join(exports, version, "saved_model.pb"), "wb").close()
+    >>> os.path.basename(latest_export(exports))
+    '1700000100'
     """
     path = os.fspath(path)
     if fileio.exists(fileio.join(path, "saved_model.pb")):
@@ -136,8 +219,44 @@ def _save(module, signature, folder, readme):
 
 
 def load_saved_model(path):
-    """tf.saved_model.load of an albert_tf raw-text export (a SavedModel folder, or an
-    --export_dir whose newest version is loaded), tf-text's ops registered first."""
+    """Loads an albert_tf raw-text SavedModel export.
+
+    The exports tokenize text in the graph with TensorFlow Text's SentencePiece ops, which
+    TensorFlow itself does not register: a plain `tf.saved_model.load` fails with "Op type
+    not registered" unless `tensorflow_text` was imported first. This function imports it,
+    then loads the model (the newest version when given an export folder).
+
+    Args:
+        path: str or path-like. A SavedModel folder, or an --export_dir folder whose newest
+            complete version is loaded.
+
+    Returns:
+        The loaded SavedModel object; call `.signatures["serving_default"]` on raw strings.
+
+    Raises:
+        ImportError: when tensorflow_text is not installed.
+        FileNotFoundError: when `path` holds no SavedModel.
+
+    Example:
+
+    >>> import os, tempfile, albert_tf
+    >>> import tensorflow as tf
+    >>> from albert_tf.engine.finetuning import FineTuningOptions
+    >>> tiny = "tests/data/fixtures/albert_tiny"
+    >>> config = albert_tf.AlbertConfig.from_json_file(f"{tiny}/albert_config.json")
+    >>> encoder = albert_tf.TextEncoder.from_files(spm_model_file=f"{tiny}/30k-clean.model")
+    >>> work = tempfile.mkdtemp()
+    >>> task = albert_tf.GlueTask("sst-2", "tests/data/samples", encoder, 32, work)
+    >>> opts = FineTuningOptions(output_dir=os.path.join(work, "out"),
+    ...                          init_checkpoint=f"{tiny}/model.ckpt-best", verbose=0)
+    >>> export_dir = os.path.join(work, "export")
+    >>> _ = albert_tf.run_glue(config, task, opts, export_dir=export_dir)  # export only
+    >>> model = albert_tf.load_saved_model(export_dir)
+    >>> outputs = model.signatures["serving_default"](
+    ...     text_a=tf.constant(["a gripping film", "dull"]))
+    >>> sorted(outputs), outputs["probabilities"].shape, outputs["labels"].dtype
+    (['labels', 'predictions', 'probabilities'], TensorShape([2, 2]), tf.string)
+    """
     try:
         # deferred: an optional package
         import tensorflow_text  # noqa: F401  registers the SentencePiece ops the graph uses
@@ -153,8 +272,18 @@ def load_saved_model(path):
 
 
 def exporter(export, task, export_dir):
-    """The engine's export_fn: model → export(model, task, export_dir), or None without a
-    folder (run_finetuning then exports nothing)."""
+    """Makes the engine's `export_fn` for a task's export function.
+
+    Args:
+        export: callable. `export(model, task, export_dir) -> str`, e.g.
+            `export_text_classifier`.
+        task: The task object passed on to `export`.
+        export_dir: str or None. The export folder; None or "" exports nothing.
+
+    Returns:
+        callable or None. `model -> export(model, task, export_dir)`, or None without a
+        folder (`run_finetuning` then exports nothing).
+    """
     if not export_dir:
         return None
     return lambda model: export(model, task, export_dir)

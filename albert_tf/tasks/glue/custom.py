@@ -1,6 +1,8 @@
-"""Your own sentence (pair) classification or regression data: CSV, TSV or JSONL files with
-named columns, read into GLUE InputExamples so they train through the GLUE task
-(`run_classifier.py --task_name=custom`, or `GlueTask(..., processor=CustomProcessor(...))`).
+"""Reading your own sentence (pair) classification or regression data.
+
+CSV, TSV or JSONL files with named columns are read into GLUE InputExamples, so they train
+through the GLUE task: `run_classifier.py --task_name=custom`, or
+`GlueTask(..., processor=CustomProcessor(...))`.
 
 Files: `.csv` (a header row, then comma-separated rows with standard CSV quoting), `.tsv` (a
 header row, tab-separated, no quoting: as GLUE's files) or `.jsonl` (one JSON object a line).
@@ -28,7 +30,25 @@ LABELS_FILE = "labels.json"
 
 
 def check_extension(path, flag=None) -> str:
-    """The file's extension, one of EXTENSIONS; otherwise an InputError (naming `flag`)."""
+    """Returns a data file's extension, checking that albert_tf can read it.
+
+    Args:
+        path: str or path-like. The data file.
+        flag: str or None. The command-line flag that named the file; the error message
+            names it (`--flag: ...`). Default None.
+
+    Returns:
+        str. The lowercase extension: one of ".csv", ".tsv", ".jsonl".
+
+    Raises:
+        InputError: when the extension is none of those.
+
+    Example:
+
+    >>> from albert_tf.tasks.glue.custom import check_extension
+    >>> check_extension("data/Train.CSV")
+    '.csv'
+    """
     ext = os.path.splitext(os.fspath(path))[1].lower()
     if ext not in EXTENSIONS:
         where = f"--{flag}: " if flag else ""
@@ -40,7 +60,19 @@ def check_extension(path, flag=None) -> str:
 
 
 def find_split_file(data_dir, split) -> str:
-    """`data_dir/<split>.csv|.tsv|.jsonl`: exactly one must exist."""
+    """Finds the file of a split in a data folder: `<data_dir>/<split>.<csv|tsv|jsonl>`.
+
+    Args:
+        data_dir: str. The folder to look in (any filesystem albert_tf reads).
+        split: str. "train", "dev" or "test".
+
+    Returns:
+        str. The path of the one file found.
+
+    Raises:
+        FileNotFoundError: when no such file exists.
+        InputError: when several exist (e.g. both train.csv and train.tsv).
+    """
     found = [
         fileio.join(data_dir, split + ext)
         for ext in EXTENSIONS
@@ -71,9 +103,33 @@ def _decode(path) -> str:
 
 
 def read_table(path) -> tuple:
-    """(columns, rows) of a CSV/TSV/JSONL file: rows are (line number, {column: value}).
+    """Reads a CSV, TSV or JSONL file into its column names and rows.
 
-    CSV/TSV columns are the header's; a JSONL file's are the keys of its first object."""
+    CSV files use standard quoting; TSV files are split on tabs with no quoting (as GLUE's
+    files). The columns of a CSV or TSV file are its header row; those of a JSONL file are
+    the keys of its first object. Blank lines are skipped. The text is UTF-8 (an optional
+    BOM is dropped).
+
+    Args:
+        path: str or path-like. A `.csv`, `.tsv` or `.jsonl` file.
+
+    Returns:
+        tuple. `(columns, rows)`: the list of column names, and a list of
+        `(line number, {column: value})` pairs, line numbers counted from 1.
+
+    Raises:
+        InputError: when the extension is not one of those.
+        GlueFormatError: when the file is empty, is not UTF-8, a row has a different number
+            of fields than the header, or a JSONL line is not one JSON object (the message
+            names the line).
+
+    Example:
+
+    >>> from albert_tf.tasks.glue.custom import read_table
+    >>> columns, rows = read_table("tests/data/samples/SST-2/train.tsv")
+    >>> columns, len(rows), rows[0][0], rows[0][1]["label"]
+    (['sentence', 'label'], 50, 2, '0')
+    """
     path = os.fspath(path)
     ext = check_extension(path)
     text = _decode(path)
@@ -137,11 +193,60 @@ def _label_name(value):
 
 
 class CustomProcessor(DataProcessor):
-    """Named text / label columns of your own CSV, TSV or JSONL files.
+    """Reads the named text and label columns of your own CSV, TSV or JSONL files.
 
-    `files` maps a split ("train", "dev", "test") to its file; a split not in it is
-    `<data_dir>/<split>.<ext>`. `labels` (names in id order) default to the train split's
-    sorted unique labels. Test files need no label column (test labels are not read).
+    A GLUE-style data processor (task name "custom") for any sentence or sentence-pair
+    classification, multi-label classification or regression data. Pass it to `GlueTask`
+    (`processor=`) to fine-tune on the data with the GLUE machinery, or use
+    `run_classifier.py --task_name=custom`.
+
+    Each split is the file given in `files`, or else `<data_dir>/<split>.<csv|tsv|jsonl>`.
+    The label names, in id order, are `labels` when given, else the sorted unique labels of
+    the train split (in numeric order when every label is a number). JSON numbers and
+    booleans in a label column are read as they would be written in CSV (`1`, `true`). Test
+    files need no label column: test labels are never read. A train or dev label that is not
+    among the label names raises a GlueFormatError naming its line.
+
+    Args:
+        files: dict or None. Maps a split ("train", "dev", "test") to its file. A split
+            not in it is looked for in `data_dir`. Default None.
+        data_dir: str or None. The folder holding `train.csv` (or `.tsv`, `.jsonl`),
+            `dev.*` and `test.*`. Default None.
+        text_a_column: str. The column of the first text. Default "text".
+        text_b_column: str or None. The column of the second text of a pair; None for
+            single sentences. Default None.
+        label_column: str. The column of the label. Default "label".
+        is_regression: bool. The label is a number to predict (read as float), not a class.
+            Default False.
+        labels: sequence of str, or None. The label names in id order; None infers them
+            from the train split. Ignored for regression. Default None.
+        multi_label: bool. The label column holds several labels per example: a JSON list,
+            or names separated by `label_separator` in CSV/TSV (an empty cell is an example
+            with no label). An example's label is then the sorted tuple of its names.
+            Default False.
+        label_separator: str. What separates the labels of a multi-label CSV/TSV cell.
+            Default ",".
+
+    Example:
+
+    >>> import albert_tf
+    >>> processor = albert_tf.CustomProcessor(
+    ...     {"train": "tests/data/samples/SST-2/train.tsv"}, text_a_column="sentence")
+    >>> processor.labels
+    ['0', '1']
+    >>> example = processor.get_train_examples(None)[0]
+    >>> example.guid, example.text_a, example.label
+    ('train-0', 'hide new secretions from the parental units ', '0')
+
+    A multi-label file, written here to a temporary folder:
+
+    >>> import os, tempfile
+    >>> data_dir = tempfile.mkdtemp()
+    >>> with open(os.path.join(data_dir, "train.csv"), "w") as f:
+    ...     _ = f.write('text,label\\ngood and cheap,"price,quality"\\nslow,speed\\n')
+    >>> processor = albert_tf.CustomProcessor(data_dir=data_dir, multi_label=True)
+    >>> processor.labels, processor.get_train_examples(data_dir)[0].label
+    (['price', 'quality', 'speed'], ('price', 'quality'))
     """
 
     task_name, task_dir = "custom", ""
@@ -159,9 +264,6 @@ class CustomProcessor(DataProcessor):
         multi_label=False,
         label_separator=",",
     ):
-        """`multi_label`: the label column holds several labels (a JSON list, or names
-        separated by `label_separator` in CSV/TSV; none is an example with no label), and an
-        example's label is the sorted tuple of them."""
         self.files = {k: os.fspath(v) for k, v in (files or {}).items() if v}
         self.data_dir = os.fspath(data_dir) if data_dir else None
         self.text_a_column, self.text_b_column = text_a_column, text_b_column
@@ -172,7 +274,11 @@ class CustomProcessor(DataProcessor):
 
     @property
     def labels(self) -> List[str]:
-        """Label names in id order: given, else inferred from the train split."""
+        """The label names in id order: those given, else the train split's.
+
+        Returns:
+            list of str. The label names (empty for regression).
+        """
         if self.is_regression:
             return []
         if self._labels is None:
@@ -180,14 +286,29 @@ class CustomProcessor(DataProcessor):
         return self._labels
 
     def train_labels(self) -> List[str]:
-        """The train split's sorted unique labels."""
+        """The sorted unique labels of the train split, whatever labels were given.
+
+        Returns:
+            list of str. The label names, in numeric order when every one is a number.
+        """
         examples = self._read("train", check_labels=False)
         if self.multi_label:
             return _sorted_labels(name for e in examples for name in e.label)
         return _sorted_labels(e.label for e in examples)
 
     def path(self, split) -> str:
-        """The file of `split`: given, or found in data_dir."""
+        """The file of a split: the one given in `files`, or the one found in `data_dir`.
+
+        Args:
+            split: str. "train", "dev" or "test".
+
+        Returns:
+            str. The file's path.
+
+        Raises:
+            FileNotFoundError: when the split has no file given and there is no `data_dir`
+                (or no file for it there).
+        """
         if split in self.files:
             return self.files[split]
         if self.data_dir is None:
@@ -195,11 +316,25 @@ class CustomProcessor(DataProcessor):
         return find_split_file(self.data_dir, split)
 
     def has_text_b(self) -> bool:
-        """Pairs when a text_b column is given."""
+        """Whether examples are sentence pairs.
+
+        Returns:
+            bool. True when a `text_b_column` is given.
+        """
         return self.text_b_column is not None
 
     def cache_key(self, data_dir, split) -> dict:
-        """What of the files and columns changes the features of `split`."""
+        """What of the files and columns changes the features of a split (for cache keys).
+
+        Args:
+            data_dir: str. Unused (the processor knows its files); kept for the GLUE
+                processors' interface.
+            split: str. "train", "dev" or "test".
+
+        Returns:
+            dict. The file's absolute path and content digest, the columns, the labels and
+            the regression / multi-label settings.
+        """
         path = self.path(split)
         digest = fileio.file_fingerprint(path)
         return {
@@ -306,7 +441,12 @@ class CustomProcessor(DataProcessor):
 
     # -- the label file of a run --------------------------------------------------------------
     def label_record(self) -> dict:
-        """What labels.json holds: the label names in id order, the columns, is_regression."""
+        """What a run's labels.json holds.
+
+        Returns:
+            dict. The task name, the label names in id order, `is_regression`, the three
+            column names, `multi_label` and `label_separator`.
+        """
         return {
             "task": self.task_name,
             "labels": self.labels,
@@ -319,13 +459,32 @@ class CustomProcessor(DataProcessor):
         }
 
     def save_labels(self, folder) -> str:
-        """Write `folder/labels.json` (atomically): the label ids of this run."""
+        """Writes `folder/labels.json` (atomically): the label ids of this run.
+
+        Later runs read it (see `settle_labels`) so that they map labels to the same ids.
+
+        Args:
+            folder: str or path-like. The run's output folder.
+
+        Returns:
+            str. The path written.
+        """
         path = fileio.join(os.fspath(folder), LABELS_FILE)
         return write_text_atomic(path, json.dumps(self.label_record(), indent=2) + "\n")
 
 
 def load_labels(path) -> dict:
-    """A run's labels.json; a bad file is an InputError naming it."""
+    """Reads a run's labels.json.
+
+    Args:
+        path: str. The labels.json file.
+
+    Returns:
+        dict. Its content (as `CustomProcessor.label_record` wrote it).
+
+    Raises:
+        InputError: when the file is not JSON, not UTF-8 or has no "labels" list.
+    """
     try:
         record = fileio.read_json(path)
         if not isinstance(record.get("labels"), list):
@@ -336,9 +495,30 @@ def load_labels(path) -> dict:
 
 
 def settle_labels(processor: CustomProcessor, output_dir, init_checkpoint=None, do_train=False):
-    """Fix the processor's label ids for a run and return the labels.json they came from (or
-    None). Training takes train's labels, which must equal `output_dir/labels.json` if there is
-    one; otherwise labels.json in output_dir or beside init_checkpoint wins over train's."""
+    """Fixes the processor's label ids for a run from a stored labels.json or the train file.
+
+    Training takes the train split's labels, which must equal those of
+    `output_dir/labels.json` when there is one. Otherwise (evaluation or prediction only) a
+    labels.json in `output_dir`, or else beside `init_checkpoint`, wins over the train
+    split's labels, so a later run maps labels to the ids the model was trained with.
+
+    Args:
+        processor: CustomProcessor. The processor whose label ids are set.
+        output_dir: str. The run's output folder.
+        init_checkpoint: str or None. The checkpoint a non-training run starts from; a
+            labels.json beside it is read. Default None.
+        do_train: bool. Whether the run trains. Default False.
+
+    Returns:
+        str or None. The labels.json the labels came from, or None when they came from the
+        train split.
+
+    Raises:
+        InputError: when there is neither a labels.json nor a train file; when the stored
+            file is from a multi-label run and this one is not (or the other way round), or
+            from a regression run and this one is not (or the other way round); or when
+            training on labels that differ from the stored ones.
+    """
     folders = [output_dir] + (
         [] if do_train or not init_checkpoint else [fileio.dirname(fileio.abspath(init_checkpoint))]
     )
@@ -388,8 +568,35 @@ def load_text_classification_data(
     is_regression=False,
     split="train",
 ) -> List[InputExample]:
-    """The examples of one CSV/TSV/JSONL file (labels as written: names, or floats when
-    is_regression); `split="test"` reads no labels."""
+    """Reads the examples of one CSV, TSV or JSONL file.
+
+    Labels are kept as written (names; floats when `is_regression`) and are not checked
+    against a label set. A convenience over `CustomProcessor` for one file.
+
+    Args:
+        path: str or path-like. A `.csv`, `.tsv` or `.jsonl` file with a header (CSV/TSV).
+        text_a_column: str. The column of the first text. Default "text".
+        text_b_column: str or None. The column of the second text of a pair. Default None.
+        label_column: str. The column of the label. Default "label".
+        is_regression: bool. Read labels as floats. Default False.
+        split: str. "train", "dev" or "test": names the examples' guids
+            (`"<split>-<n>"`, or `"<n>"` for test); "test" reads no labels. Default "train".
+
+    Returns:
+        list of InputExample. One per row, with `guid`, `text_a`, `text_b` and `label`.
+
+    Example:
+
+    >>> import albert_tf
+    >>> examples = albert_tf.load_text_classification_data(
+    ...     "tests/data/samples/STS-B/train.tsv", text_a_column="sentence1",
+    ...     text_b_column="sentence2", label_column="score", is_regression=True)
+    >>> len(examples), examples[0].text_a, examples[0].text_b, examples[0].label
+    (50, 'A plane is taking off.', 'An air plane is taking off.', 5.0)
+    >>> albert_tf.load_text_classification_data(
+    ...     "tests/data/samples/SST-2/test.tsv", text_a_column="sentence", split="test")[0]
+    InputExample(guid='0', text_a=..., text_b=None, label=None)
+    """
     processor = CustomProcessor(
         {split: path},
         text_a_column=text_a_column,

@@ -1,5 +1,8 @@
-"""SavedModel export whose serving signature takes raw text: tokenized in the graph
-(GraphTokenizer), packed, classified. Load it with `albert_tf.load_saved_model`."""
+"""The GLUE classifier's SavedModel export, whose serving signature takes raw text.
+
+The text is tokenized in the graph (GraphTokenizer), packed and classified. Load the export
+with `albert_tf.load_saved_model`.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +12,29 @@ from albert_tf.tasks import serving
 
 
 class TextClassifierModule(tf.Module):
-    """strings → probabilities / predictions (label ids) / labels (names); one or two texts."""
+    """A `tf.Module` that classifies raw strings: what the GLUE export saves.
+
+    Its `serve` function takes `text_a` (and `text_b` for sentence pairs), [batch] strings,
+    and returns a dict:
+
+    - classification: `probabilities` [batch, labels] float, `predictions` [batch] int32
+      (the label id) and `labels` [batch] string (the label name);
+    - multi-label: `probabilities` [batch, labels] (a sigmoid each) and `labels` [batch], the
+      names of every label with probability >= `multi_label_threshold`, joined by
+      `label_separator`;
+    - regression: `predictions` [batch] float.
+
+    Args:
+        model: keras.Model. The classifier (`AlbertClassifier`).
+        tokenizer: GraphTokenizer. The in-graph tokenizer of the model's vocabulary.
+        max_seq_length: int. The length the texts are packed to.
+        label_names: sequence of str. The label names in id order (empty for regression).
+        is_regression: bool. The model predicts a number.
+        pair: bool. The signature takes two texts (`text_a`, `text_b`).
+        multi_label_threshold: float or None. For a multi-label classifier, the probability
+            at which a label is predicted; None for a single-label one. Default None.
+        label_separator: str. What joins a multi-label prediction's names. Default ",".
+    """
 
     def __init__(
         self,
@@ -22,8 +47,6 @@ class TextClassifierModule(tf.Module):
         multi_label_threshold=None,
         label_separator=",",
     ):
-        """`multi_label_threshold`: a multi-label classifier, whose `labels` are the names of
-        every label with probability >= it, joined by `label_separator`."""
         super().__init__(name="albert_text_classifier")
         self.model, self.tokenizer = model, tokenizer
         self.max_seq_length, self.is_regression, self.pair = max_seq_length, is_regression, pair
@@ -56,7 +79,22 @@ class TextClassifierModule(tf.Module):
 
 
 def export_text_classifier(model, task, export_dir) -> str:
-    """Export a GLUE classifier with a raw-text `serving_default` signature (text_a[, text_b])."""
+    """Exports a GLUE classifier as a SavedModel that takes raw text.
+
+    The `serving_default` signature takes `text_a` (and `text_b` for a pair task), [batch]
+    strings; see `TextClassifierModule` for its outputs. A multi-label task's threshold is
+    chosen on the dev split (0.5 without one). A README.md beside the model says how to load
+    and call it.
+
+    Args:
+        model: keras.Model. The trained classifier.
+        task: GlueTask. The task: its tokenizer, sequence length, labels and pair setting.
+        export_dir: str. The export folder; the model goes into a new version folder
+            `export_dir/<unix seconds>/`.
+
+    Returns:
+        str. The version folder written.
+    """
     tokenizer = serving.encoder_tokenizer(task.encoder)
     pair = task.processor.has_text_b()
     threshold = task.export_threshold(model) if task.multi_label else None

@@ -1,5 +1,8 @@
-"""GLUE sequence classification on the shared fine-tuning machinery: features, cached records,
-evaluation with exact metrics, prediction files and the raw-text SavedModel export."""
+"""GLUE sequence classification on the shared fine-tuning machinery.
+
+Features, cached records, evaluation with exact metrics, prediction files and the raw-text
+SavedModel export, for the GLUE tasks and for your own data (a `CustomProcessor`).
+"""
 
 from __future__ import annotations
 
@@ -32,8 +35,28 @@ CUSTOM_PREDICTIONS = "test_predictions.tsv"  # a custom task's `index\tpredictio
 def classifier_feature_spec(
     max_seq_length: int, is_regression: bool, multi_label_count: int = 0
 ) -> dict:
-    """Google's classifier records: ids/mask/segments [L], label_ids, is_real_example; a
-    multi-label task has a 0/1 `label_vector` [labels] instead of label_ids."""
+    """The feature layout of classifier records, as Google's run_classifier writes them.
+
+    Args:
+        max_seq_length: int. The length L of every record's token features.
+        is_regression: bool. The label is a float (regression) instead of an int64 class id.
+        multi_label_count: int. For a multi-label task, the number of labels: the record then
+            holds a 0/1 float `label_vector` of that length instead of `label_ids`. 0 (the
+            default) for a single-label task.
+
+    Returns:
+        dict. Feature name -> (dtype name, length): `input_ids`, `input_mask`, `segment_ids`
+        (int64, L), `label_ids` (1) or `label_vector`, and `is_real_example` (int64, 1).
+
+    Example:
+
+    >>> from albert_tf.tasks.glue.task import classifier_feature_spec
+    >>> classifier_feature_spec(8, is_regression=False)
+    {'input_ids': ('int64', 8), 'input_mask': ('int64', 8), 'segment_ids': ('int64', 8),
+     'label_ids': ('int64', 1), 'is_real_example': ('int64', 1)}
+    >>> classifier_feature_spec(8, False, multi_label_count=3)["label_vector"]
+    ('float', 3)
+    """
     L = max_seq_length
     label = (
         {"label_vector": ("float", multi_label_count)}
@@ -57,7 +80,42 @@ def example_to_record(
     is_regression,
     multi_label: bool = False,
 ):
-    """[CLS] A [SEP] (B [SEP]) with the shared packer, plus the label (or label vector)."""
+    """Encodes one example as a classifier record: `[CLS] A [SEP] (B [SEP])` and its label.
+
+    The texts are tokenized and packed as Google's run_classifier packs them (a pair too long
+    for `max_seq_length - 3` pieces loses pieces from the end of its longer text, one at a
+    time), then padded to `max_seq_length`. An example without a label (a test example)
+    gets label 0, or a vector of zeros.
+
+    Args:
+        example: InputExample. The example (`text_a`, optional `text_b`, `label`).
+        label_map: dict. Label name -> id; for a multi-label task, its keys in id order.
+        encoder: TextEncoder. The tokenizer.
+        max_seq_length: int. The length of the packed features.
+        is_regression: bool. The label is a number (stored as a float).
+        multi_label: bool. The label is a tuple of names, stored as a 0/1 `label_vector` over
+            `label_map`. Default False.
+
+    Returns:
+        dict. `input_ids`, `input_mask`, `segment_ids` (lists of `max_seq_length` ints),
+        `is_real_example` (1) and `label_ids` (an int or float) or `label_vector`.
+
+    Raises:
+        KeyError: when a classification label is not in `label_map`.
+
+    Example:
+
+    >>> import albert_tf
+    >>> from albert_tf.tasks.glue.reader import InputExample
+    >>> from albert_tf.tasks.glue.task import example_to_record
+    >>> encoder = albert_tf.TextEncoder.from_files(spm_model_file="tests/data/fixtures/spm.model")
+    >>> record = example_to_record(InputExample("train-0", "the list", "a dog", "1"),
+    ...                            {"0": 0, "1": 1}, encoder, 10, is_regression=False)
+    >>> record["input_ids"]
+    [2, 14, 90, 3, 17, 308, 127, 3, 0, 0]
+    >>> record["segment_ids"], record["label_ids"]
+    ([0, 0, 0, 0, 1, 1, 1, 1, 0, 0], 1)
+    """
     ids_b = encoder.ids(example.text_b) if example.text_b is not None else None
     record = dict(
         pack_ids(
@@ -84,12 +142,62 @@ def example_to_record(
 
 
 class GlueTask:
-    """One GLUE task: its processor, records per split, metrics and prediction files."""
+    """One GLUE task (or your own classification data) for the fine-tuning engine.
+
+    Holds the task's data processor and gives what `run_glue` and the engine's
+    `run_finetuning` need: the examples and cached TFRecord features of each split, the dev
+    metrics (exactly as GLUE defines them, on the real examples only), the metric that picks
+    the best checkpoint, and the test prediction files (Google's `test_results.tsv` and the
+    GLUE server's `<TASK>.tsv`). Records are cached in `cache_dir`, keyed by everything that
+    changes them (task, split, length, tokenizer, data files), so a second run reuses them.
+
+    MNLI also evaluates and predicts the mismatched set (and the diagnostic set AX when its
+    file is in `data_dir`). A multi-label custom task scores micro / macro F1 at the
+    threshold chosen on dev, which its test predictions and export use too.
+
+    Args:
+        task_name: str. A GLUE task name, case-insensitive: "cola", "sst-2", "mrpc",
+            "sts-b", "qqp", "mnli", "qnli", "rte", "wnli" (and a few aliases such as
+            "sst2"). Ignored when `processor` is given.
+        data_dir: str. The GLUE data folder, holding a folder per task as GLUE's download
+            lays it out (`MRPC/train.tsv`, ...). May be None with a `processor` that knows
+            its files.
+        encoder: TextEncoder. The tokenizer (SentencePiece model or WordPiece vocabulary).
+        max_seq_length: int. The length of the packed features, in pieces.
+        cache_dir: str. The folder for the cached TFRecord files.
+        processor: DataProcessor or None. A processor that replaces the GLUE one, e.g. a
+            `CustomProcessor` for your own files (the task is then named "custom").
+            Default None.
+
+    Raises:
+        KeyError: when `task_name` is not a GLUE task and no `processor` is given.
+
+    Example:
+
+    >>> import tempfile, albert_tf
+    >>> encoder = albert_tf.TextEncoder.from_files(spm_model_file="tests/data/fixtures/spm.model")
+    >>> task = albert_tf.GlueTask("MRPC", "tests/data/samples", encoder, 32, tempfile.mkdtemp())
+    >>> task.task, task.processor.get_labels(), task.best_metric
+    ('mrpc', ['0', '1'], 'accuracy')
+    >>> len(task.examples("train")), task.examples("test")[0].label
+    (50, None)
+    >>> path, count = task.records("dev")
+    >>> count
+    50
+
+    Your own data, through a `CustomProcessor`:
+
+    >>> processor = albert_tf.CustomProcessor(data_dir="tests/data/samples/SST-2",
+    ...                                       text_a_column="sentence")
+    >>> task = albert_tf.GlueTask("custom", None, encoder, 32, tempfile.mkdtemp(),
+    ...                           processor=processor)
+    >>> task.task, task.processor.num_labels, task.records("train")[1]
+    ('custom', 2, 50)
+    """
 
     def __init__(
         self, task_name, data_dir, encoder: TextEncoder, max_seq_length, cache_dir, processor=None
     ):
-        """`processor` (e.g. a CustomProcessor for your own files) replaces the GLUE one."""
         self.task = processor.task_name if processor else canonical_task_name(task_name)
         self.processor = processor or get_processor(self.task)
         self.data_dir, self.encoder = data_dir, encoder
@@ -107,7 +215,16 @@ class GlueTask:
         return None if self.is_regression else list(self.processor.get_labels())
 
     def examples(self, split, task=None):
-        """Examples of a split ("train", "dev", "test") of this task or of `task` (mnli-mm, ax)."""
+        """The examples of a split, read once.
+
+        Args:
+            split: str. "train", "dev" or "test".
+            task: str or None. Another GLUE task read from the same data folder (MNLI's
+                "mnli-mm" and "ax"); None for this task. Default None.
+
+        Returns:
+            list of InputExample. The split's examples (test labels are None).
+        """
         key = (task or self.task, split)
         if key not in self._examples:
             proc = self.processor if key[0] == self.task else get_processor(key[0])
@@ -120,7 +237,16 @@ class GlueTask:
         return self._examples[key]
 
     def records(self, split, task=None):
-        """(path, count) of the cached records of a split; keyed by everything that changes them."""
+        """The cached TFRecord file of a split, written on first use.
+
+        Args:
+            split: str. "train", "dev" or "test".
+            task: str or None. Another GLUE task of the same data folder ("mnli-mm", "ax");
+                None for this task. Default None.
+
+        Returns:
+            tuple. `(path, count)`: the TFRecord file and its number of records.
+        """
         task = task or self.task
         examples = self.examples(split, task)
         label_map = self.processor.label_map()
@@ -154,6 +280,13 @@ class GlueTask:
 
     @property
     def best_metric(self):
+        """The dev metric that picks the best checkpoint (higher is better).
+
+        Returns:
+            str. "matthews_corrcoef" for CoLA, "pearson" for STS-B and regression,
+            "micro_f1" for multi-label and "accuracy" otherwise (MRPC and QQP included, as
+            Google's run_classifier).
+        """
         if self.task == "custom":
             return (
                 "pearson" if self.is_regression else "micro_f1" if self.multi_label else "accuracy"
@@ -172,6 +305,19 @@ class GlueTask:
         return np.array([float(e.label) if self.is_regression else label_map[e.label] for e in ex])
 
     def predictions(self, model, split, batch_size, task=None):
+        """Predicts a split with a model.
+
+        Args:
+            model: keras.Model. An `AlbertClassifier` (or a model with its outputs).
+            split: str. "train", "dev" or "test".
+            batch_size: int. The prediction batch size.
+            task: str or None. Another GLUE task of the same data folder; None for this one.
+                Default None.
+
+        Returns:
+            tuple. `(predictions, outputs)`: the predicted label ids (argmax; the predicted
+            values for regression) [examples], and the model's outputs as NumPy arrays.
+        """
         path, n = self.records(split, task)
         out = finetuning.predict_records(
             model, path, self.spec, n, batch_size, seq_length=self.max_seq_length
@@ -181,7 +327,20 @@ class GlueTask:
         return np.argmax(out["probabilities"], axis=-1), out
 
     def evaluate(self, model, batch_size) -> dict:
-        """Dev metrics, exact, on real examples only; MNLI adds the mismatched accuracy."""
+        """Computes the dev metrics of a model.
+
+        The metrics are GLUE's, computed exactly on the real examples only; MNLI adds the
+        mismatched accuracy. A multi-label task reports micro / macro F1 and exact match at
+        the threshold with the best dev micro F1, the same at 0.5, and the threshold.
+
+        Args:
+            model: keras.Model. The classifier to evaluate.
+            batch_size: int. The evaluation batch size.
+
+        Returns:
+            dict. Metric name -> float, including "loss" (the mean cross-entropy; the mean
+            squared error for regression).
+        """
         if self.multi_label:
             return self._evaluate_multi_label(model, batch_size)
         preds, out = self.predictions(model, "dev", batch_size)
@@ -226,7 +385,16 @@ class GlueTask:
         return results
 
     def export_threshold(self, model, batch_size=32) -> float:
-        """The threshold with the best dev micro F1 for `model`; 0.5 without a dev split."""
+        """Chooses a multi-label task's threshold: the one with the best dev micro F1.
+
+        Args:
+            model: keras.Model. The multi-label classifier.
+            batch_size: int. The prediction batch size. Default 32.
+
+        Returns:
+            float. The threshold among 0.05, 0.10, ..., 0.95 (the one nearest 0.5 on ties);
+            0.5 when there is no dev split.
+        """
         try:
             dev = self._probabilities(model, "dev", batch_size)
         except (FileNotFoundError, InputError):
@@ -252,8 +420,23 @@ class GlueTask:
         return [results, preds]
 
     def write_predictions(self, model, output_dir, batch_size) -> list:
-        """test_results.tsv (probabilities) and the GLUE server files; MNLI also writes the
-        mismatched set and, when the diagnostic set is present, AX.tsv."""
+        """Writes the test split's prediction files.
+
+        `test_results.tsv` holds a row of probabilities per test example (the predicted value
+        for regression), as Google's run_classifier writes it; `<TASK>.tsv` is the file the
+        GLUE server takes (`test_predictions.tsv` for a custom task). MNLI also writes the
+        mismatched set and, when the diagnostic set is present, AX.tsv. A multi-label task
+        writes the probabilities and `test_predictions.tsv` with the labels at the threshold
+        chosen on dev.
+
+        Args:
+            model: keras.Model. The classifier.
+            output_dir: str. The folder to write to.
+            batch_size: int. The prediction batch size.
+
+        Returns:
+            list of str. The paths written.
+        """
         if self.multi_label:
             return self._write_multi_label_predictions(model, output_dir, batch_size)
         written = []
@@ -293,6 +476,29 @@ def _write_table(output_dir, table) -> str:
 
 
 def classifier_model_fn(config, task: GlueTask, dropout_prob=0.1):
+    """Returns a function that builds the task's classifier (what the engine calls).
+
+    Args:
+        config: AlbertConfig. The encoder's configuration.
+        task: GlueTask. The task: its label count, regression and multi-label settings.
+        dropout_prob: float. The dropout before the classifier layer. Default 0.1.
+
+    Returns:
+        callable. A function of no arguments that returns a new `AlbertClassifier`.
+
+    Example:
+
+    >>> import tempfile, albert_tf
+    >>> from albert_tf.tasks.glue.task import classifier_model_fn
+    >>> encoder = albert_tf.TextEncoder.from_files(spm_model_file="tests/data/fixtures/spm.model")
+    >>> task = albert_tf.GlueTask("sts-b", "tests/data/samples", encoder, 32, tempfile.mkdtemp())
+    >>> config = albert_tf.AlbertConfig(vocab_size=1000, embedding_size=8, hidden_size=16,
+    ...                                 num_hidden_layers=2, num_attention_heads=2,
+    ...                                 intermediate_size=32)
+    >>> model = classifier_model_fn(config, task)()
+    >>> type(model).__name__, model.is_regression
+    ('AlbertClassifier', True)
+    """
     return lambda: AlbertClassifier(
         config,
         task.processor.num_labels,
@@ -314,7 +520,58 @@ def run_glue(
     dropout_prob=0.1,
     export_dir=None,
 ) -> dict:
-    """Google's run_classifier flow on the shared runner, plus a raw-text SavedModel export."""
+    """Fine-tunes, evaluates and predicts a GLUE task, as Google's run_classifier.py does.
+
+    Training evaluates each saved checkpoint on dev (with `do_eval`) and keeps the best one
+    as `model.ckpt-best` in `opts.output_dir`; evaluation and prediction then use that best
+    checkpoint (else `opts.init_checkpoint`). `export_dir` also exports a SavedModel whose
+    serving signature takes raw strings (see `load_saved_model`).
+
+    Args:
+        config: AlbertConfig. The encoder's configuration.
+        task: GlueTask. The task and its data.
+        opts: FineTuningOptions. The run's settings (Google's flag names): output_dir,
+            init_checkpoint, batch sizes, learning_rate, train_step, warmup_step,
+            save_checkpoints_steps, ...
+        strategy: tf.distribute.Strategy or None. Where to run; None for the default
+            strategy. Default None.
+        do_train: bool. Fine-tune on the train split. Default False.
+        do_eval: bool. Compute the dev metrics (during training, and of the best
+            checkpoint). Default False.
+        do_predict: bool. Write the test split's prediction files. Default False.
+        dropout_prob: float. The dropout before the classifier layer. Default 0.1.
+        export_dir: str or None. Export a raw-text SavedModel into a new version folder
+            `export_dir/<unix seconds>/`. Default None (no export).
+
+    Returns:
+        dict. The dev metrics (with `do_eval`), "prediction_files" (with `do_predict`) and
+        "export_dir" (the version folder written).
+
+    Raises:
+        ValueError: when none of do_train, do_eval, do_predict or export_dir is given.
+
+    Example:
+
+    >>> import os, tempfile, albert_tf
+    >>> from albert_tf.engine.finetuning import FineTuningOptions
+    >>> tiny = "tests/data/fixtures/albert_tiny"  # a model in Google's release layout
+    >>> config = albert_tf.AlbertConfig.from_json_file(f"{tiny}/albert_config.json")
+    >>> encoder = albert_tf.TextEncoder.from_files(spm_model_file=f"{tiny}/30k-clean.model")
+    >>> work = tempfile.mkdtemp()
+    >>> task = albert_tf.GlueTask("mrpc", "tests/data/samples", encoder, 32, work)
+    >>> opts = FineTuningOptions(output_dir=os.path.join(work, "out"),
+    ...                          init_checkpoint=f"{tiny}/model.ckpt-best",
+    ...                          train_batch_size=8, train_step=2, save_checkpoints_steps=2,
+    ...                          verbose=0)
+    >>> results = albert_tf.run_glue(config, task, opts, do_train=True, do_eval=True,
+    ...                              do_predict=True)
+    >>> sorted(results)
+    ['accuracy', 'f1', 'loss', 'prediction_files']
+    >>> [os.path.basename(p) for p in results["prediction_files"]]
+    ['test_results.tsv', 'MRPC.tsv']
+    >>> os.path.exists(os.path.join(work, "out", "model.ckpt-best.index"))
+    True
+    """
     export_fn = exporter(export_text_classifier, task, export_dir)
     return finetuning.run_finetuning(
         task,

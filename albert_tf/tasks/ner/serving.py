@@ -1,6 +1,10 @@
-"""The NER SavedModel export: raw text → words → one label per word, in the graph (the in-graph
-tokenizer on each word, the first piece's logits, the words past max_seq_length labelled "O"),
-as the Python path labels them. Load it with `albert_tf.load_saved_model`."""
+"""The NER SavedModel export, whose serving signature labels the words of raw text.
+
+Raw text is split into words on whitespace and each word labelled in the graph: the in-graph
+tokenizer on each word, the label of its first piece's logits, and "O" for the words past
+max_seq_length, as the Python path labels them. Load the export with
+`albert_tf.load_saved_model`.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +14,19 @@ from albert_tf.tasks import serving
 
 
 class TokenClassifierModule(tf.Module):
-    """text [batch] strings (words separated by whitespace) → `words`, `labels` [batch,
-    max words] strings ("" past each text's words) and `num_words` [batch] int32."""
+    """A `tf.Module` that labels the words of raw strings: what the NER export saves.
+
+    Its `serve` function takes `text`, [batch] strings of words separated by whitespace,
+    and returns `words` and `labels`, [batch, max words] strings ("" past each text's
+    words), and `num_words`, [batch] int32.
+
+    Args:
+        model: keras.Model. The token classifier (`AlbertTokenClassifier`).
+        tokenizer: GraphTokenizer. The in-graph tokenizer of the model's vocabulary.
+        max_seq_length: int. The length the pieces are packed to; words that do not fit
+            are labelled "O".
+        labels: sequence of str. The label names in id order.
+    """
 
     def __init__(self, model, tokenizer, max_seq_length, labels):
         super().__init__(name="albert_token_classifier")
@@ -47,7 +62,20 @@ class TokenClassifierModule(tf.Module):
 
 
 def export_token_classifier(model, task, export_dir) -> str:
-    """Export an NER model with a raw-text `serving_default` signature (text → word labels)."""
+    """Exports an NER model as a SavedModel that labels the words of raw text.
+
+    The `serving_default` signature takes `text`; see `TokenClassifierModule` for its
+    outputs. A README.md beside the model says how to load and call it.
+
+    Args:
+        model: keras.Model. The trained token classifier.
+        task: NerTask. The task: its tokenizer, sequence length and labels.
+        export_dir: str. The export folder; the model goes into a new version folder
+            `export_dir/<unix seconds>/`.
+
+    Returns:
+        str. The version folder written.
+    """
     tokenizer = serving.encoder_tokenizer(task.encoder)
     module = TokenClassifierModule(model, tokenizer, task.max_seq_length, task.labels)
     return serving.save_module(

@@ -1,10 +1,13 @@
-"""Token classification (NER) on the shared fine-tuning machinery: CoNLL files → records with a
-label on the first piece of each word (Google's BERT NER recipes), evaluation with entity-level
-precision / recall / F1 as seqeval computes them, per-word prediction files.
+"""Token classification (NER) on the shared fine-tuning machinery.
 
-A sentence longer than max_seq_length pieces is cut after its last whole word that fits; the
+CoNLL files become records with a label on the first piece of each word (as Google's BERT NER
+recipes do); evaluation reports entity-level precision / recall / F1 as seqeval computes
+them; predictions are written one word a line.
+
+A sentence longer than max_seq_length pieces is cut after its last whole word that fits. The
 words past the cut (and a word with no pieces) are predicted "O", and count in the metrics as
-such (the gold file is scored whole)."""
+such: the gold file is always scored whole.
+"""
 
 from __future__ import annotations
 
@@ -31,8 +34,23 @@ TOKEN_OUTPUTS = ("logits", "probabilities")
 
 
 def ner_feature_spec(max_seq_length: int) -> dict:
-    """Records: ids / mask / segments, the label of each word's first piece and its weight
-    (1 there, 0 elsewhere) [L], is_real_example."""
+    """The feature layout of NER records.
+
+    Args:
+        max_seq_length: int. The length L of every record's token features.
+
+    Returns:
+        dict. Feature name -> (dtype name, length): `input_ids`, `input_mask`,
+        `segment_ids`, `label_ids` (the label of each word's first piece) and
+        `label_weights` (1 at each word's first piece, 0 elsewhere), all (int64, L), and
+        `is_real_example` (int64, 1).
+
+    Example:
+
+    >>> from albert_tf.tasks.ner.task import ner_feature_spec
+    >>> ner_feature_spec(16)["label_weights"]
+    ('int64', 16)
+    """
     L = max_seq_length
     return {
         "input_ids": ("int64", L),
@@ -51,9 +69,32 @@ def encode_sentence(
     encoder: TextEncoder,
     max_seq_length: int,
 ):
-    """(record, positions): [CLS] pieces of each word [SEP], padded; positions[i] is the
-    index of word i's first piece, -1 for a word with no pieces or past the cut.
+    """Encodes one sentence as an NER record: `[CLS]`, the pieces of each word, `[SEP]`.
 
+    Each word is tokenized on its own; its label goes on its first piece (weight 1), the
+    other pieces get label 0 and weight 0. When the pieces do not fit in `max_seq_length`,
+    the sentence is cut after the last whole word that fits.
+
+    Args:
+        words: sequence of str. The sentence's words.
+        labels: sequence of str, or None. A label per word; None for an unlabeled sentence
+            (every label id is then 0).
+        label_map: dict. Label name -> id.
+        encoder: TextEncoder. The tokenizer (anything with `ids(text)`, `cls_id`, `sep_id`,
+            `pad_id`).
+        max_seq_length: int. The length of the padded features.
+
+    Returns:
+        tuple. `(record, positions)`: the record's features (lists of `max_seq_length` ints,
+        and `is_real_example` 1), and per word the index of its first piece, -1 for a word
+        with no pieces or past the cut.
+
+    Raises:
+        KeyError: when a label is not in `label_map`.
+
+    Example:
+
+    >>> from albert_tf.tasks.ner.task import encode_sentence
     >>> class Pieces:  # a stand-in tokenizer: one piece per letter
     ...     cls_id, sep_id, pad_id = 2, 3, 0
     ...     def ids(self, word): return [10 + ord(c) - ord("a") for c in word]
@@ -91,7 +132,23 @@ def encode_sentence(
 
 @dataclasses.dataclass
 class NerFiles:
-    """The CoNLL file of each split ("train", "dev", "test"); None where there is none."""
+    """The CoNLL files of an NER dataset, one per split.
+
+    Each file has a word per line and its label in the last column ("word label", or
+    CoNLL-2003's "word POS chunk label"), a blank line between sentences; a test file may
+    have words only.
+
+    Args:
+        train: str or None. The training file. Default None.
+        dev: str or None. The evaluation file. Default None.
+        test: str or None. The file to predict. Default None.
+
+    Example:
+
+    >>> from albert_tf.tasks.ner.task import NerFiles
+    >>> NerFiles(train="tests/data/samples/ner/conll2003_bio.txt").test is None
+    True
+    """
 
     train: Optional[str] = None
     dev: Optional[str] = None
@@ -99,7 +156,17 @@ class NerFiles:
 
     @classmethod
     def find(cls, data_dir=None, **given) -> NerFiles:
-        """Given files win; else data_dir/train.txt, dev.txt (or valid.txt), test.txt."""
+        """Finds the files of each split: those given, else the ones in a data folder.
+
+        Args:
+            data_dir: str or None. A folder holding train.txt, dev.txt (or valid.txt) and
+                test.txt; any may be missing. Default None.
+            **given: str or None. A file per split (`train=`, `dev=`, `test=`), which wins
+                over the folder's.
+
+        Returns:
+            NerFiles. The files found (None for a split with none).
+        """
         found = {}
         for split, names in SPLIT_FILES.items():
             path = given.get(split)
@@ -117,7 +184,39 @@ class NerFiles:
 
 
 class NerTask:
-    """One NER dataset: its sentences per split, labels and scheme, records, metrics, files."""
+    """One NER dataset for the fine-tuning engine: sentences, labels, records and metrics.
+
+    Gives what `run_ner.py` and the engine's `run_finetuning` need: the sentences and cached
+    TFRecord features of each split, the dev metrics (entity-level micro precision / recall
+    / F1 as seqeval computes them, word accuracy, per-type F1, loss) and the test prediction
+    file. The best checkpoint is the one with the best dev F1.
+
+    Args:
+        files: NerFiles. The CoNLL file of each split.
+        encoder: TextEncoder. The tokenizer.
+        max_seq_length: int. The length of the records, in pieces.
+        cache_dir: str. The folder for the cached TFRecord files.
+        labels: list of str, or None. The label names in id order; None reads them from the
+            train file ("O" first, then the entity labels by type). Default None.
+        scheme: str or None. The tag scheme, "BIO" (IOB2) or "BIOES"; None infers it from
+            the labels. Default None.
+
+    Raises:
+        InputError: when `labels` is None and there is no train file.
+
+    Example:
+
+    >>> import tempfile, albert_tf
+    >>> from albert_tf.tasks.ner.task import NerFiles, NerTask
+    >>> encoder = albert_tf.TextEncoder.from_files(spm_model_file="tests/data/fixtures/spm.model")
+    >>> files = NerFiles(train="tests/data/samples/ner/conll2003_bio.txt",
+    ...                  test="tests/data/samples/ner/unlabeled.txt")
+    >>> task = NerTask(files, encoder, 32, tempfile.mkdtemp())
+    >>> task.labels, task.scheme
+    (['O', 'B-LOC', 'B-MISC', 'I-MISC', 'B-ORG', 'I-ORG', 'B-PER', 'I-PER'], 'BIO')
+    >>> task.records("train")[1], task.sentences("test")[0].words
+    (3, ('Priya', 'Raman', 'joined', 'Orbitale', '.'))
+    """
 
     best_metric = "f1"
 
@@ -150,7 +249,17 @@ class NerTask:
         return list(self.labels)
 
     def sentences(self, split) -> List[conll.Sentence]:
-        """The sentences of a split, read once (a test file may have no labels)."""
+        """The sentences of a split, read once.
+
+        Args:
+            split: str. "train", "dev" or "test" (a test file may have no labels).
+
+        Returns:
+            list of Sentence. The sentences (`words`, `labels` or None).
+
+        Raises:
+            InputError: when the split has no file.
+        """
         if split not in self._sentences:
             path = getattr(self.files, split)
             if path is None:
@@ -164,8 +273,15 @@ class NerTask:
         return self._sentences[split]
 
     def check_labels(self, split) -> None:
-        """Tags in the scheme, and no label outside the label set (InputError naming file,
-        line and the set)."""
+        """Checks a split's tags: well formed in the scheme, and all in the label set.
+
+        Args:
+            split: str. "train", "dev" or "test".
+
+        Raises:
+            InputError: when a tag breaks the scheme or a label is not in the label set (the
+                message names the file and line).
+        """
         sentences = self.sentences(split)
         path = getattr(self.files, split)
         conll.check_tags(sentences, self.scheme, path)
@@ -190,7 +306,17 @@ class NerTask:
         return self._encodings[split]
 
     def records(self, split):
-        """(path, count) of the cached records of a split; keyed by everything that changes them."""
+        """The cached TFRecord file of a split, written on first use.
+
+        The cache is keyed by everything that changes the records: the file's content,
+        the length, the labels and the tokenizer.
+
+        Args:
+            split: str. "train", "dev" or "test".
+
+        Returns:
+            tuple. `(path, count)`: the TFRecord file and its number of records.
+        """
         path = getattr(self.files, split)
         params = {
             "task": "ner",
@@ -204,7 +330,21 @@ class NerTask:
         return cached_records(self.cache_dir, f"ner_{split}", params, self.spec, make)
 
     def predict_labels(self, model, split, batch_size):
-        """(predicted label sequences, per-word probabilities of the gold label or None)."""
+        """Predicts a label for every word of a split.
+
+        Each word gets the label of its first piece's logits; words past the cut (or
+        without pieces) get "O", and a warning counts them.
+
+        Args:
+            model: keras.Model. The token classifier (`AlbertTokenClassifier`).
+            split: str. "train", "dev" or "test".
+            batch_size: int. The prediction batch size.
+
+        Returns:
+            tuple. `(predictions, outputs)`: a list of label sequences (one label per word of
+            each sentence), and the model's outputs per record (`logits`,
+            `probabilities`).
+        """
         path, n = self.records(split)
         out = finetuning.predict_records(
             model,
@@ -242,8 +382,18 @@ class NerTask:
         }
 
     def evaluate(self, model, batch_size) -> dict:
-        """Dev entity-level precision / recall / F1 (micro, seqeval's), word accuracy, per-type
-        F1, and the mean cross-entropy of the gold label at each word's first piece."""
+        """Computes the dev metrics of a model.
+
+        Args:
+            model: keras.Model. The token classifier.
+            batch_size: int. The evaluation batch size.
+
+        Returns:
+            dict. "f1", "precision", "recall" (entity level, micro, as seqeval), "accuracy"
+            (per word), "entities" (the gold entity count), "<TYPE>_f1" per entity type,
+            and "loss" (the mean cross-entropy of the gold label at each word's first
+            piece).
+        """
         preds, out = self.predict_labels(model, "dev", batch_size)
         gold = [list(s.labels) for s in self.sentences("dev")]
         results = self._scores(gold, preds)
@@ -257,9 +407,20 @@ class NerTask:
         return results
 
     def write_predictions(self, model, output_dir, batch_size) -> list:
-        """test_predictions.txt: `word predicted` per line (`word gold predicted` when the test
-        file has labels, conlleval's layout), a blank line between sentences; with labels also
-        test_results.txt with the metrics."""
+        """Writes the test split's predictions.
+
+        `test_predictions.txt` has `word predicted` per line (`word gold predicted`, the
+        layout conlleval reads, when the test file has labels) and a blank line between
+        sentences. With labels, `test_results.txt` holds the metrics too.
+
+        Args:
+            model: keras.Model. The token classifier.
+            output_dir: str. The folder to write to.
+            batch_size: int. The prediction batch size.
+
+        Returns:
+            list of str. The paths written.
+        """
         preds, _ = self.predict_labels(model, "test", batch_size)
         sentences = self.sentences("test")
         lines = []
@@ -280,6 +441,16 @@ class NerTask:
         return written
 
     def save_labels(self, output_dir) -> str:
+        """Writes `output_dir/labels.json`: the label list and tag scheme of this run.
+
+        Later runs read it back with `read_labels`, so they map labels to the same ids.
+
+        Args:
+            output_dir: str. The run's output folder.
+
+        Returns:
+            str. The path written.
+        """
         return fileio.write_json(
             fileio.join(output_dir, LABELS_FILE),
             {"labels": self.labels, "scheme": self.scheme},
@@ -288,7 +459,21 @@ class NerTask:
 
 
 def read_labels(output_dir):
-    """(labels, scheme) a training run saved in output_dir, or (None, None)."""
+    """Reads the label list and tag scheme that a training run saved.
+
+    Args:
+        output_dir: str. The run's output folder (holding labels.json).
+
+    Returns:
+        tuple. `(labels, scheme)`, or `(None, None)` when the folder has no labels.json.
+
+    Example:
+
+    >>> import tempfile
+    >>> from albert_tf.tasks.ner.task import read_labels
+    >>> read_labels(tempfile.mkdtemp())
+    (None, None)
+    """
     path = fileio.join(output_dir, LABELS_FILE)
     if not fileio.exists(path):
         return None, None
@@ -297,6 +482,17 @@ def read_labels(output_dir):
 
 
 def ner_model_fn(config, task: NerTask, dropout_prob=0.1):
+    """Returns a function that builds the task's token classifier (what the engine calls).
+
+    Args:
+        config: AlbertConfig. The encoder's configuration.
+        task: NerTask. The task: its label names.
+        dropout_prob: float. The dropout before the classifier layer. Default 0.1.
+
+    Returns:
+        callable. A function of no arguments that returns a new `AlbertTokenClassifier`
+        with a label per entry of `task.labels`.
+    """
     return lambda: AlbertTokenClassifier(
         config, len(task.labels), dropout_prob, label_names=task.labels
     )

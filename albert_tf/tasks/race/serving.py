@@ -1,5 +1,9 @@
-"""RACE SavedModel export whose serving signature takes raw text (article, question, four
-options), encoded in the graph exactly as `race.data.encode_race_example` encodes them."""
+"""The RACE SavedModel export, whose serving signature takes raw text.
+
+It takes the article, the question and its four options, and encodes them in the graph
+exactly as `albert_tf.tasks.race.data.encode_race_example` encodes them. Load the export with
+`albert_tf.load_saved_model`.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +14,28 @@ from albert_tf.tasks.race import data as race
 
 
 def choice_texts_graph(question, options):
-    """race_choice_text in-graph: question [N], options [N, C] → qa texts [N, C]: every "_" of
-    the question replaced by the option, or question + " " + option when it has none."""
+    """Builds the text of each question-and-option pair in the graph.
+
+    As `albert_tf.tasks.race.data.race_choice_text` does in Python: every "_" of the
+    question is replaced by the option, or, when the question has none, the option follows
+    the question after a space.
+
+    Args:
+        question: tf.Tensor. [N] strings.
+        options: tf.Tensor. [N, C] strings, C options per question.
+
+    Returns:
+        tf.Tensor. [N, C] strings.
+
+    Example:
+
+    >>> import tensorflow as tf
+    >>> from albert_tf.tasks.race.serving import choice_texts_graph
+    >>> texts = choice_texts_graph(tf.constant(["The sky is _ .", "Why?"]),
+    ...                            tf.constant([["blue", "red"], ["yes", "no"]]))
+    >>> texts.numpy().tolist()
+    [[b'The sky is blue .', b'The sky is red .'], [b'Why? yes', b'Why? no']]
+    """
     c = tf.shape(options)[1]
     q = tf.repeat(question, c)
     opt = tf.reshape(options, [-1])
@@ -35,8 +59,19 @@ def _keep_last(ids, n):
 
 
 class RaceModule(tf.Module):
-    """article [B], question [B], options [B, 4] strings → probabilities [B, 4], prediction
-    (int32 index) and letter ("A".."D")."""
+    """A `tf.Module` that answers RACE questions from raw strings: what the export saves.
+
+    Its `serve` function takes `article` [batch], `question` [batch] and `options`
+    [batch, 4] strings and returns `probabilities` [batch, 4] float, `prediction` [batch]
+    int32 (the option's index) and `letter` [batch] string ("A" to "D").
+
+    Args:
+        model: keras.Model. The four-choice model (`AlbertMultipleChoice`).
+        tokenizer: GraphTokenizer. The in-graph tokenizer of the model's vocabulary.
+        max_seq_length: int. The length of each option's packed sequence.
+        max_qa_length: int. The most pieces kept of the question-and-option text (its last
+            ones).
+    """
 
     def __init__(self, model, tokenizer, max_seq_length, max_qa_length):
         super().__init__(name="albert_race")
@@ -67,7 +102,20 @@ class RaceModule(tf.Module):
 
 
 def export_race(model, task, export_dir) -> str:
-    """Export a RACE model with a raw-text `serving_default` signature."""
+    """Exports a RACE model as a SavedModel that takes raw text.
+
+    The `serving_default` signature takes `article`, `question` and `options`; see
+    `RaceModule` for its outputs. A README.md beside the model says how to load and call it.
+
+    Args:
+        model: keras.Model. The trained four-choice model.
+        task: RaceTask. The task: its tokenizer, sequence length and max_qa_length.
+        export_dir: str. The export folder; the model goes into a new version folder
+            `export_dir/<unix seconds>/`.
+
+    Returns:
+        str. The version folder written.
+    """
     tokenizer = serving.encoder_tokenizer(task.encoder)
     module = RaceModule(model, tokenizer, task.max_seq_length, task.max_qa_length)
     return serving.save_module(

@@ -1,11 +1,12 @@
-"""SQuAD SavedModel export whose serving signature takes raw strings (question, context) and
-gives the answer: the Python path (features.py windows, the model, postprocess.py's top
-answer) as one graph. Each context is tokenized with piece → character offsets
-(graph_offsets.PieceOffsets, or WordPieceOffsets), cut into Google's doc-stride windows, every
-window is scored,
-and the best valid span over all windows is picked with postprocess.py's rules: top-n starts
-× top-n ends (v1) or the start/end beam (v2), paragraph positions only, max-context start,
-end ≥ start, at most max_answer_length pieces, non-empty text, ties to the earlier candidate.
+"""The SQuAD SavedModel export, whose serving signature answers raw-text questions.
+
+It takes raw strings (question, context) and gives the answer: the Python path (features.py's
+windows, the model, postprocess.py's top answer) as one graph. Each context is tokenized with
+piece-to-character offsets (graph_offsets.PieceOffsets, or WordPieceOffsets) and cut into
+Google's doc-stride windows; every window is scored, and the best valid span over all windows
+is picked with postprocess.py's rules: top-n starts x top-n ends (v1.1) or the start/end beam
+(v2.0), paragraph positions only, a start in its max-context window, end >= start, at most
+max_answer_length pieces, a non-empty text, ties to the earlier candidate.
 """
 
 from __future__ import annotations
@@ -22,8 +23,33 @@ NO_ANSWER_SCORE_V2 = -2e6  # its v2 entry: start and end log-probs of -1e6
 
 
 def window_spans(n, qlen, max_seq_length, doc_stride):
-    """features.doc_spans for a batch: per example n pieces → (example, start, length) of each
-    window, flat, in the Python order (examples, then windows)."""
+    """Cuts each context into Google's doc-stride windows, in the graph.
+
+    As `features.doc_spans` does in Python, for a batch: a window holds at most
+    `max_seq_length - 3 - qlen` pieces and the next starts `doc_stride` pieces later (or
+    sooner, when a window is shorter than the stride). The windows are listed flat, example
+    by example.
+
+    Args:
+        n: tf.Tensor. [examples] int64, the number of context pieces of each example.
+        qlen: tf.Tensor. [examples] int64, the number of question pieces of each example.
+        max_seq_length: int. The length of each window's features.
+        doc_stride: int. The distance between window starts, in pieces.
+
+    Returns:
+        tuple. `(example, start, length, count)`: per window, the example it belongs to,
+        its first context piece and its piece count ([windows] int64 each); and per
+        example, its number of windows ([examples] int64; 0 for an empty context).
+
+    Example:
+
+    >>> import tensorflow as tf
+    >>> from albert_tf.tasks.squad.serving import window_spans
+    >>> example, start, length, count = window_spans(
+    ...     tf.constant([10, 0], tf.int64), tf.constant([3, 2], tf.int64), 12, 4)
+    >>> start.numpy().tolist(), length.numpy().tolist(), count.numpy().tolist()
+    ([0, 4], [6, 6], [2, 0])
+    """
     room = tf.cast(max_seq_length - 3, tf.int64) - qlen
     step = tf.minimum(room, doc_stride)
     extra = tf.maximum(n - room, 0)
@@ -36,8 +62,32 @@ def window_spans(n, qlen, max_seq_length, doc_stride):
 
 
 def max_context(ex, start, length, count, max_seq_length):
-    """[windows, L] bool: the k-th paragraph token of window w has its max context
-    there (features.is_max_context: best min(left, right) + 0.01·length, first on ties)."""
+    """Marks, for each window, the context pieces whose best window it is.
+
+    As `features.is_max_context` does in Python: a piece's best window is the one where
+    min(pieces to its left, pieces to its right) + 0.01 * window length is highest, the
+    first such window on ties. Answers may only start at such pieces.
+
+    Args:
+        ex: tf.Tensor. [windows] int64, the example of each window.
+        start: tf.Tensor. [windows] int64, each window's first context piece.
+        length: tf.Tensor. [windows] int64, each window's piece count.
+        count: tf.Tensor. [examples] int64, the number of windows of each example.
+        max_seq_length: int. The width L of the result.
+
+    Returns:
+        tf.Tensor. [windows, L] bool: whether the k-th context piece of window w has its max
+        context there (only the first `length[w]` columns are meaningful).
+
+    Example:
+
+    >>> import tensorflow as tf
+    >>> from albert_tf.tasks.squad.serving import max_context, window_spans
+    >>> ex, start, length, count = window_spans(
+    ...     tf.constant([10], tf.int64), tf.constant([3], tf.int64), 12, 4)
+    >>> max_context(ex, start, length, count, 12)[:, :6].numpy().astype(int).tolist()
+    [[1, 1, 1, 1, 1, 0], [0, 1, 1, 1, 1, 1]]
+    """
     n_windows = tf.size(start, tf.int64)
     first = tf.cumsum(count, exclusive=True)  # each example's first window
     most = tf.reduce_max(tf.concat([count, [1]], 0))
@@ -65,8 +115,23 @@ def _one_per_row(value, rows):
 
 
 def window_features(tokenizer, q_ids, p_ids, ex, start, length, max_seq_length):
-    """features._window_feature in-graph: [CLS] question [SEP] window [SEP], padded; int32
-    input_ids, input_mask, segment_ids and p_mask (0 for [CLS] and the paragraph)."""
+    """Packs each window as `[CLS] question [SEP] window [SEP]`, in the graph.
+
+    As `features._window_feature` does in Python, padded to `max_seq_length`.
+
+    Args:
+        tokenizer: GraphTokenizer. Gives `cls_id`, `sep_id` and `pad_id`.
+        q_ids: tf.RaggedTensor. [examples, (pieces)] the question ids.
+        p_ids: tf.RaggedTensor. [examples, (pieces)] the context ids.
+        ex: tf.Tensor. [windows] int64, the example of each window.
+        start: tf.Tensor. [windows] int64, each window's first context piece.
+        length: tf.Tensor. [windows] int64, each window's piece count.
+        max_seq_length: int. The length of the features.
+
+    Returns:
+        dict. [windows, max_seq_length] int32 `input_ids`, `input_mask`, `segment_ids` and
+        `p_mask` (0 for [CLS] and the context pieces, 1 elsewhere).
+    """
     rows = tf.size(ex)
     q = tf.gather(q_ids, ex)
     begin = tf.gather(p_ids.row_starts(), ex) + start
@@ -91,8 +156,24 @@ def window_features(tokenizer, q_ids, p_ids, ex, start, length, max_seq_length):
 
 
 def candidates(outputs, v2, n_best_size, end_n_top):
-    """(score float64, start position, end position), each [windows, C], in the order the
-    Python path proposes them (start rank, then end rank)."""
+    """Lists the candidate answer spans of each window, in the graph.
+
+    v1.1: every pair of the `n_best_size` best start and end logits. v2.0: the model's
+    beam, each of its top starts with its `end_n_top` top ends. The candidates come in the
+    order the Python path proposes them (start rank, then end rank).
+
+    Args:
+        outputs: dict. The model's outputs: `start_logits`, `end_logits` (v1.1), or
+            `start_top_log_probs`, `start_top_index`, `end_top_log_probs`, `end_top_index`
+            (v2.0).
+        v2: bool. SQuAD v2.0.
+        n_best_size: int. The starts and ends considered per window (v1.1).
+        end_n_top: int. The ends per start of v2.0's beam.
+
+    Returns:
+        tuple. `(score, start, end)`, each [windows, candidates]: the start score plus the
+        end score (float64), and the start and end positions in the window's features.
+    """
     if v2:
         k = tf.shape(outputs["start_top_index"])[1]
         s_lp = tf.repeat(tf.cast(outputs["start_top_log_probs"], tf.float64), end_n_top, axis=1)
@@ -140,10 +221,29 @@ def best_spans(
     n_examples,
     max_answer_length,
 ):
-    """Per example, the best valid non-empty candidate over its windows: (found, score,
-    start_char, end_char). Ties go to the earlier candidate, as the Python path's stable sort.
-    `piece_starts` / `piece_ends` are each paragraph piece's character span (ragged
-    [examples, pieces])."""
+    """Picks each example's best valid answer over all its windows, in the graph.
+
+    A candidate is valid when its start and end are context pieces of the window, its
+    start piece has its max context there, end >= start, it spans at most
+    `max_answer_length` pieces and its text is not empty. Ties go to the earlier candidate,
+    as the Python path's stable sort.
+
+    Args:
+        candidates: Candidates. The candidate spans of each window (`candidates`'s result).
+        windows: Windows. Each window's example, first context piece, piece count, feature
+            offset of its first context piece, and max-context flags.
+        piece_starts: tf.RaggedTensor. [examples, (pieces)] int64, the first character of
+            each context piece.
+        piece_ends: tf.RaggedTensor. [examples, (pieces)] int64, the character after each
+            context piece.
+        n_examples: int or scalar tf.Tensor. The number of examples.
+        max_answer_length: int. The longest answer, in pieces.
+
+    Returns:
+        tuple. `(found, score, start_char, end_char)`, each [examples]: whether a valid
+        answer exists, its score (0.0 when none) and its character span in the context (0
+        when none).
+    """
     score, ex, start, length = candidates.score, windows.example, windows.start, windows.length
     off, maxctx, p_starts, p_ends = windows.offset, windows.max_context, piece_starts, piece_ends
     s_pos, e_pos = tf.cast(candidates.start, tf.int64), tf.cast(candidates.end, tf.int64)
@@ -177,9 +277,20 @@ def best_spans(
 
 
 class SquadModule(tf.Module):
-    """question [B], context [B] strings → answer_text, start_char, end_char (code points into
-    the context; -1 with no answer), score (start + end score of the answer), and null_score
-    (v2: the minimum answer-class logit over the windows; above a threshold means no answer)."""
+    """A `tf.Module` that answers questions about raw-text contexts: what the export saves.
+
+    Its `serve` function takes `question` [batch] and `context` [batch] strings and returns
+    `answer_text` [batch] string, `start_char` and `end_char` [batch] int32 (code points into
+    the context; -1 when no span is valid, the answer text then being "empty" for v1.1, as
+    Google's, and "" for v2.0), `score` [batch] float (the answer's start + end score) and,
+    for v2.0, `null_score` [batch] float (the lowest answer-class logit over the windows;
+    above the threshold chosen on dev means no answer).
+
+    Args:
+        model: keras.Model. An `AlbertSquadV1` or `AlbertSquadV2`.
+        tokenizer: GraphTokenizer. The in-graph tokenizer of the model's vocabulary.
+        settings: SquadSettings. The window and post-processing settings.
+    """
 
     def __init__(self, model, tokenizer, settings):
         super().__init__(name="albert_squad")
@@ -229,7 +340,20 @@ class SquadModule(tf.Module):
 
 
 def export_squad(model, task, export_dir) -> str:
-    """Export a SQuAD model with a raw-text `serving_default` signature (question, context)."""
+    """Exports a SQuAD model as a SavedModel that answers raw-text questions.
+
+    The `serving_default` signature takes `question` and `context`; see `SquadModule` for its
+    outputs. A README.md beside the model says how to load and call it.
+
+    Args:
+        model: keras.Model. The trained `AlbertSquadV1` or `AlbertSquadV2`.
+        task: SquadTask. The task: its tokenizer files and settings.
+        export_dir: str. The export folder; the model goes into a new version folder
+            `export_dir/<unix seconds>/`.
+
+    Returns:
+        str. The version folder written.
+    """
     tokenizer = serving.graph_tokenizer(task.spm_model_file, task.s.do_lower_case, task.vocab_file)
     module = SquadModule(model, tokenizer, task.s)
     outputs = (
