@@ -356,6 +356,10 @@ LOCAL_ONLY_MODULES = {"shutil", "glob", "pathlib", "tempfile"}  # any use of the
 # (module, API) -> why it may use a local-only API: every entry names local scratch or a
 # local-only resource, never a path a user gave.
 FILE_LAYER_ALLOWED = {
+    ("albert_tf.engine.console", "tempfile"): "a temporary file that holds TensorFlow's start-up "
+    "lines while it imports (never a user path)",
+    ("albert_tf.engine.console", "os.path.abspath"): "compares a log record's source file with "
+    "the package folder (never a user path)",
     ("albert_tf.core.fileio", "*"): "the file layer itself: local branches of its gfile functions",
     (
         "albert_tf.engine.run_lock",

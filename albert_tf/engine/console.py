@@ -53,7 +53,7 @@ def import_tensorflow_quietly():
         try:
             # deferred: the whole point is to import TensorFlow with its banner captured
             import tensorflow as tf
-            import tensorflow_text  # noqa: F401  (registers the in-graph tokenizer ops)
+            import tensorflow_text  # noqa: F401  # deferred: registers the in-graph text ops
 
             tf.config.list_physical_devices()
         except BaseException:

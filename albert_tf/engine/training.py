@@ -294,7 +294,7 @@ def _fit_epochs(model, dataset_at, callbacks, save_points, run, initial_epoch):
                 steps_per_epoch=(initial_epoch * save_every - start) * micro,
                 callbacks=callbacks,
                 verbose=0,
-                shuffle=False,  # the dataset shuffles; Keras warns when fit's default True meets one
+                shuffle=False,  # the dataset shuffles; fit's default True only warns
             )
     if save_points.step() >= run.num_train_steps:
         return keras.callbacks.History()

@@ -324,7 +324,12 @@ def fit_warmup_to_run(FLAGS):
     FLAGS.warmup_step = scaled_warmup(warmup, paired, train)
     logging.info(
         "--warmup_step: the default %d exceeds --train_step=%d; using %d (the same share of "
-        "the run; give --warmup_step to choose)", warmup, train, FLAGS.warmup_step)
+        "the run; give --warmup_step to choose)",
+        warmup,
+        train,
+        FLAGS.warmup_step,
+    )
+
 
 def validate_finetuning(FLAGS, *, train_step_required=True):
     """Flags every fine-tuning driver shares; returns the AlbertConfig."""

@@ -340,6 +340,16 @@ def _options(data: dict, opts: dict, model_dir: str):
     )
 
 
+def _check_overrides(overrides):
+    """A ValueError naming every override that is no setting of DEMO or DEMO_MODEL."""
+    unknown = sorted(k for k in overrides if k not in DEMO and k not in DEMO_MODEL)
+    if unknown:
+        raise ValueError(
+            f"run_demo: unknown setting(s) {unknown}; the settings are "
+            f"{sorted(DEMO) + sorted(DEMO_MODEL)}"
+        )
+
+
 def run_demo(output_dir="demo_output", **overrides) -> dict:
     """Runs the whole pretraining demo and returns its summary.
 
@@ -367,12 +377,7 @@ def run_demo(output_dir="demo_output", **overrides) -> dict:
         examples and held-out sources, wall and CPU minutes, and the paths of the config,
         SentencePiece model, best checkpoint, plot and TensorBoard logs.
     """
-    unknown = sorted(k for k in overrides if k not in DEMO and k not in DEMO_MODEL)
-    if unknown:
-        raise ValueError(
-            f"run_demo: unknown setting(s) {unknown}; the settings are "
-            f"{sorted(DEMO) + sorted(DEMO_MODEL)}"
-        )
+    _check_overrides(overrides)
     opts = {**DEMO, **{k: v for k, v in overrides.items() if k in DEMO}}
     model_overrides = {k: v for k, v in overrides.items() if k in DEMO_MODEL}
     fileio.makedirs(output_dir)
