@@ -19,7 +19,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from albert_tf.core.errors import AlbertError
+from albert_tf.engine import console
+from albert_tf.engine.cli import one_line
 from albert_tf.interop.model_files import FORMATS, convert_model
+from albert_tf.interop.model_kinds import MODEL_KINDS
 
 
 def main(argv=None):
@@ -49,10 +53,23 @@ def main(argv=None):
     )
     parser.add_argument(
         "--model",
-        choices=("pretrainer", "encoder"),
+        choices=MODEL_KINDS,
         default=None,
-        help="encoder keeps AlbertModel only; default: the model the input holds "
-        "(a pretrainer for TF1 and .weights.h5)",
+        help="what to build; default: what the input holds (a driver run's fine-tuned model "
+        "with its head, named by its run_summary.json; a release's pretrainer); encoder keeps "
+        "the AlbertModel only; a fine-tuned TF1 checkpoint outside its run folder needs one "
+        "of classifier, regression, multi_label, token_classifier, multiple_choice",
+    )
+    parser.add_argument(
+        "--allow_missing",
+        action="store_true",
+        help="write even when the input lacks variables of the model (they would be random; "
+        "the report lists them) or the output format has no place for a head",
+    )
+    parser.add_argument(
+        "--verbose_errors",
+        action="store_true",
+        help="show TensorFlow's start-up lines and tracebacks",
     )
     parser.add_argument(
         "--spm_model_file",
@@ -61,6 +78,8 @@ def main(argv=None):
         "(default: the one in the input's folder)",
     )
     args = parser.parse_args(argv)
+    if not args.verbose_errors:
+        console.import_tensorflow_quietly()
     written = []
     try:
         report = convert_model(
@@ -70,10 +89,13 @@ def main(argv=None):
             albert_config_file=args.albert_config_file,
             model_kind=args.model,
             spm_model_file=args.spm_model_file,
+            allow_missing=args.allow_missing,
             log=written.append,
         )
-    except (ValueError, FileNotFoundError, TypeError, KeyError) as e:
-        print(f"error: {e}", file=sys.stderr)
+    except (ValueError, FileNotFoundError, TypeError, KeyError, AlbertError) as e:
+        if args.verbose_errors:
+            raise
+        print(f"error: {one_line(e)}", file=sys.stderr)
         return 2
     print(report)
     print("\n".join(written))

@@ -153,9 +153,12 @@ def _architecture(model):
             "classifier_dropout_prob": model.dropout_prob,
         }
     if isinstance(model, AlbertClassifier):
+        labels = getattr(model, "label_names", None) or [
+            f"LABEL_{i}" for i in range(model.num_labels)
+        ]
         extra = {
-            "id2label": {str(i): f"LABEL_{i}" for i in range(model.num_labels)},
-            "label2id": {f"LABEL_{i}": i for i in range(model.num_labels)},
+            "id2label": {str(i): name for i, name in enumerate(labels)},
+            "label2id": {name: i for i, name in enumerate(labels)},
             "classifier_dropout_prob": model.dropout_prob,
         }
         if model.is_regression:
@@ -296,6 +299,15 @@ def _num_labels(data):
     return len(data["id2label"]) if data.get("id2label") else int(data.get("num_labels", 2))
 
 
+def _label_names(data, n):
+    """config.json's id2label as a list, or None for transformers' placeholders LABEL_i."""
+    id2label = data.get("id2label") or {}
+    names = [id2label.get(str(i), id2label.get(i)) for i in range(n)]
+    if None in names or names == [f"LABEL_{i}" for i in range(n)]:
+        return None
+    return [str(x) for x in names]
+
+
 def model_for_hf_config(data: dict, config):
     """Build the albert_tf model that matches a transformers config's `architectures`.
 
@@ -320,7 +332,12 @@ def model_for_hf_config(data: dict, config):
         regression = data.get("problem_type") == "regression" or n == 1
         multi = data.get("problem_type") == "multi_label_classification"
         return AlbertClassifier(
-            config, n, dropout_prob=dropout, is_regression=regression, multi_label=multi
+            config,
+            n,
+            dropout_prob=dropout,
+            is_regression=regression,
+            multi_label=multi,
+            label_names=None if regression else _label_names(data, n),
         )
     if arch == "AlbertForMultipleChoice":
         return AlbertMultipleChoice(config, dropout_prob=dropout)

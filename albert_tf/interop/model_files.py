@@ -16,6 +16,7 @@ import os
 
 from albert_tf.core import fileio
 from albert_tf.core.config import AlbertConfig
+from albert_tf.core.errors import InputError
 from albert_tf.formats.common import find_spm_model
 from albert_tf.interop.keras_files import load_model
 from albert_tf.modeling.names import original_variable_map
@@ -112,20 +113,31 @@ def _config_for(path, albert_config_file):
 def read_model(path, config_file=None, model_kind=None, require_encoder=True):
     """Read a model file or folder of any supported format into an albert_tf model.
 
-    By default a TF1 or `.weights.h5` input gives an AlbertPretrainer, and a self-describing
-    input (`.keras`, Hugging Face, keras-hub) gives the model its own config names.
+    A self-describing input (`.keras`, Hugging Face, keras-hub) gives the model its own config
+    names. A TF1 checkpoint gives the model its variables show: a driver run's output folder
+    (or a checkpoint in it) the fine-tuned model its run_summary.json names, with its head; a
+    release the AlbertPretrainer (AlbertModel without pretraining heads); a SQuAD head its
+    SQuAD model. A pooled task head (`output_weights`) says not which task it is: without a run
+    summary, `model_kind` must say (see `albert_tf.interop.task_heads.MODEL_KINDS`).
+    A `.weights.h5` input gives an AlbertPretrainer unless `model_kind` says otherwise.
 
     Args:
         path: str or path-like. The input (see `detect_format`).
         config_file: str or None. An `albert_config.json` for inputs that carry no config (TF1,
             `.weights.h5`). Defaults to None: the `albert_config.json` beside the input.
-        model_kind: str or None. "encoder" to keep only the encoder (`AlbertModel`); None or
-            "pretrainer" for the default. Defaults to None.
+        model_kind: str or None. What to build: "encoder" keeps only the encoder
+            (`AlbertModel`); "pretrainer", "classifier", "regression", "multi_label",
+            "token_classifier", "multiple_choice", "squad_v1", "squad_v2" build that model.
+            Defaults to None: what the input says.
         require_encoder: bool. For TF1 inputs, raise when an encoder variable is missing.
             Defaults to True.
 
     Returns:
         tuple `(model, report)`: the model and its `LoadReport`.
+
+    Raises:
+        InputError: A fine-tuned checkpoint whose task nothing names, or an unknown
+            `model_kind`.
 
     Example:
 
@@ -141,7 +153,10 @@ def read_model(path, config_file=None, model_kind=None, require_encoder=True):
     from albert_tf.formats.keras_hub import load_keras_hub
 
     # deferred: keeps TensorFlow off this module's import
-    from albert_tf.formats.tf1 import LoadReport, load_original_checkpoint
+    from albert_tf.formats.tf1 import LoadReport
+
+    # deferred: keeps TensorFlow off this module's import
+    from albert_tf.interop.task_heads import load_checkpoint_into
 
     path = os.fspath(path)
     fmt = detect_format(path)
@@ -150,14 +165,33 @@ def read_model(path, config_file=None, model_kind=None, require_encoder=True):
     elif fmt == "keras_hub":
         model, report = load_keras_hub(path)
     elif fmt == "tf1":
-        model = build_model(_config_for(path, config_file), model_kind)
-        report = load_original_checkpoint(model, path, require_encoder=require_encoder)
+        model, checkpoint = _checkpoint_model(path, config_file, model_kind)
+        report = load_checkpoint_into(model, checkpoint, require_encoder=require_encoder)
+
     else:
         model = _read_keras(path, config_file, model_kind)
         report = LoadReport(path, sorted(original_variable_map(model)), [], [], [])
     if model_kind == "encoder" and not hasattr(model, "embedding"):
         model = model.albert
     return model, report
+
+
+def _checkpoint_model(path, config_file, model_kind):
+    """(the model a TF1 or driver checkpoint holds, the checkpoint to load into it)."""
+    # deferred: keeps TensorFlow off this module's import
+    from albert_tf.interop import task_heads as heads
+
+    run = heads.run_folder_of(path) if model_kind is None else None
+    if run is not None:
+        model, _ = heads.model_from_run(run)
+        return model, heads.run_checkpoint(run) if fileio.is_folder(path) else path
+    config = _config_for(path, config_file)
+    if model_kind is not None:
+        return heads.model_for_kind(model_kind, config, path), path
+    kind = heads.head_kind(path)
+    if kind == "pooled":
+        raise heads.ambiguous_head_error(path)
+    return heads.model_for_kind(kind, config, path), path
 
 
 def _read_keras(path, config_file, model_kind):
@@ -249,6 +283,36 @@ def _default_spm(input_path):
     return find_spm_model(_input_folder(os.fspath(input_path)))
 
 
+def _check_nothing_invented(model, report, output_format, allow_missing, log):
+    """An InputError when the output would hold random weights or lose a head (unless
+    `allow_missing`, then log lines list them)."""
+    # deferred: keeps TensorFlow off this module's import
+    from albert_tf.formats.tf1 import group_names
+
+    # deferred: keeps TensorFlow off this module's import
+    from albert_tf.interop.task_heads import left_out_by
+
+    dropped = left_out_by(model, output_format)
+    problems = []
+    if report.missing:
+        problems.append(
+            f"{len(report.missing)} variables of {type(model).__name__} are not in the input and "
+            f"would be written with random values ({group_names(report.missing)})"
+        )
+    if dropped:
+        problems.append(
+            f"the {output_format} format has no place for {len(dropped)} variables of "
+            f"{type(model).__name__}; they would be left out ({group_names(dropped)})"
+        )
+    if problems and not allow_missing:
+        raise InputError(
+            "; ".join(problems) + ". Pass --allow_missing to write it anyway, or --model encoder "
+            "to convert the encoder only"
+        )
+    for line in problems:
+        log(f"--allow_missing: {line}")
+
+
 def convert_model(
     input_path,
     output_path,
@@ -258,9 +322,10 @@ def convert_model(
     model_kind=None,
     spm_model_file=None,
     require_encoder=True,
+    allow_missing=False,
     log=None,
 ):
-    """Convert a model from any supported format to another.
+    """Convert a model from any supported format to another, never inventing weights.
 
     The input's format is detected from its files (see `detect_format`): Google's TF1
     checkpoint, a `.keras` or `.weights.h5` file, a keras-hub preset or a Hugging Face folder.
@@ -276,13 +341,17 @@ def convert_model(
             else "tf1".
         albert_config_file: str or None. An `albert_config.json` for inputs that carry no
             config (TF1, `.weights.h5`). Defaults to None: the one beside the input.
-        model_kind: str or None. "encoder" to convert only the encoder (`AlbertModel`); None or
-            "pretrainer" to keep the pretraining heads of a TF1 or `.weights.h5` input.
-            Defaults to None.
+        model_kind: str or None. What to build (see `read_model`): None for what the input
+            says (a driver run's fine-tuned model with its head, a release's pretrainer),
+            "encoder" to convert only the encoder. Defaults to None.
         spm_model_file: str or None. The SentencePiece model for keras_hub and huggingface
             outputs. Defaults to None: the one in the input's folder, if any.
         require_encoder: bool. For TF1 inputs, raise when an encoder variable is missing.
             Defaults to True.
+        allow_missing: bool. Write even when a variable of the model is not in the input (it
+            would be written with its random initial value; the report lists it) or when the
+            output format has no place for a head (it would be left out). Defaults to False:
+            either is an InputError.
         log: callable or None. Called with each line describing what was written. Defaults to
             None (silent).
 
@@ -291,6 +360,8 @@ def convert_model(
 
     Raises:
         ValueError: when `output_format` is unknown.
+        InputError: when the output would hold made-up weights or lose a head, and
+            `allow_missing` is False.
 
     Example:
 
@@ -311,6 +382,7 @@ def convert_model(
     if spm_model_file is None and output_format in ("keras_hub", "huggingface"):
         spm_model_file = _default_spm(input_path)
     model, report = read_model(input_path, albert_config_file, model_kind, require_encoder)
+    _check_nothing_invented(model, report, output_format, allow_missing, log or (lambda _: None))
     for line in write_model(model, output_path, output_format, spm_model_file):
         (log or (lambda _: None))(line)
     return report

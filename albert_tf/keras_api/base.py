@@ -247,6 +247,7 @@ class TextTaskMixin:
                 length does not give (pass `steps_per_epoch`), when raw text comes without a
                 preprocessor, or when y is given with a dataset x.
         """
+        y = self.encode_labels(y)  # checked here, before any tracing
         ds = data.make_dataset(self.preprocessor, x, y, sample_weight, batch_size, shuffle)
         if validation_data is not None:
             validation_data = self._eval_data(validation_data, batch_size)
@@ -264,7 +265,19 @@ class TextTaskMixin:
         if isinstance(validation_data, tf.data.Dataset):
             return data.make_dataset(self.preprocessor, validation_data, batch_size=batch_size)
         vx, vy, vw = keras.utils.unpack_x_y_sample_weight(tuple(validation_data))
-        return data.make_dataset(self.preprocessor, vx, vy, vw, batch_size)
+        return data.make_dataset(self.preprocessor, vx, self.encode_labels(vy), vw, batch_size)
+
+    def encode_labels(self, y):
+        """The labels as the model trains on them; a task model checks and maps them here,
+        before any tracing, so a wrong label is one clear error (default: as given).
+
+        Args:
+            y: The labels given to `fit` / `evaluate` (None for none).
+
+        Returns:
+            The labels to train on.
+        """
+        return y
 
     def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None, **kwargs):
         """Evaluates the model on raw strings (or feature dicts), as `keras.Model.evaluate`.
@@ -281,7 +294,9 @@ class TextTaskMixin:
         """
         if not self.compiled:
             self.compile()
-        ds = data.make_dataset(self.preprocessor, x, y, sample_weight, batch_size)
+        ds = data.make_dataset(
+            self.preprocessor, x, self.encode_labels(y), sample_weight, batch_size
+        )
         return super().evaluate(ds, **kwargs)
 
     def predict(self, x, batch_size=None, **kwargs):

@@ -10,6 +10,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf.core import fileio
+from albert_tf.core.errors import InputError
 from albert_tf.keras_api import data
 from albert_tf.keras_api.base import TextTaskMixin
 from albert_tf.modeling.finetuning_models import AlbertClassifier, AlbertMultipleChoice
@@ -82,6 +83,11 @@ class AlbertTextClassifier(TextTaskMixin, AlbertClassifier):
             Defaults to `False`.
         threshold: float. Probability from which `predict` marks a label in `label_mask`
             (multi-label only). Defaults to `0.5`.
+        label_names: list of str, or None. The class names in label-id order. With them `fit`
+            and `evaluate` take string labels (or ids) and `predict` adds `labels`, the names;
+            without them, the first `fit` on string labels sets them to the sorted distinct
+            labels (there must be `num_labels` of them). Saved in `.keras` files and exports.
+            Defaults to `None`.
         **kwargs: Other `keras.Model` arguments, such as `name`.
 
     Raises:
@@ -119,11 +125,18 @@ class AlbertTextClassifier(TextTaskMixin, AlbertClassifier):
         text_pair=False,
         multi_label=False,
         threshold=0.5,
+        label_names=None,
         **kwargs,
     ):
         kwargs.setdefault("name", "albert_text_classifier")
         super().__init__(
-            config, num_labels, dropout_prob, is_regression, multi_label=multi_label, **kwargs
+            config,
+            num_labels,
+            dropout_prob,
+            is_regression,
+            multi_label=multi_label,
+            label_names=label_names,
+            **kwargs,
         )
         self.text_pair = bool(text_pair)
         self.threshold = float(threshold)
@@ -157,11 +170,62 @@ class AlbertTextClassifier(TextTaskMixin, AlbertClassifier):
             return [(_TEXT("text_a"), _TEXT("text_b"))]
         return [_TEXT("text")]
 
+    def encode_labels(self, y):
+        """Checks the labels and maps names to ids, before any tracing.
+
+        Args:
+            y: Class ids or names `[batch]` (0/1 `[batch, num_labels]` for multi-label, floats
+                for regression), or None.
+
+        Returns:
+            The labels as the model trains on them.
+
+        Raises:
+            InputError: A label that is no class of the model: an id outside
+                `0..num_labels-1`, a name not in `label_names`, or (without `label_names`)
+                string labels whose distinct count is not `num_labels`.
+        """
+        if y is None or self.is_regression or self.multi_label or isinstance(y, tf.data.Dataset):
+            return y
+        values = np.asarray(getattr(y, "values", y)).reshape(-1)
+        if values.dtype.kind in "USO":
+            return self._ids_of_names([_text(v) for v in values])
+        if values.dtype.kind == "f" and not np.all(np.mod(values, 1) == 0):
+            raise InputError(f"labels must be class ids or names, got {values[:3].tolist()}")
+        ids = values.astype("int64")
+        bad = ids[(ids < 0) | (ids >= self.num_labels)]
+        if bad.size:
+            raise InputError(
+                f"label {int(bad[0])} is out of range: the model has num_labels="
+                f"{self.num_labels} (ids 0..{self.num_labels - 1})"
+            )
+        return ids
+
+    def _ids_of_names(self, names):
+        if self.label_names is None:
+            found = sorted(set(names))
+            if len(found) != self.num_labels:
+                raise InputError(
+                    f"the labels hold {len(found)} distinct names {found[:8]} but the model "
+                    f"has num_labels={self.num_labels}; pass label_names=[...] (one per class)"
+                )
+            self.label_names = found
+        index = {n: i for i, n in enumerate(self.label_names)}
+        unknown = [n for n in names if n not in index]
+        if unknown:
+            raise InputError(
+                f"label {unknown[0]!r} is not one of the model's {self.num_labels} "
+                f"label_names {self.label_names}"
+            )
+        return np.asarray([index[n] for n in names], "int64")
+
     def _postprocess(self, x, outputs):
         if self.multi_label:
             outputs["label_mask"] = outputs["probabilities"] >= self.threshold
         elif not self.is_regression:
             outputs["label_ids"] = np.argmax(outputs["probabilities"], axis=-1)
+            if self.label_names:
+                outputs["labels"] = np.asarray(self.label_names, object)[outputs["label_ids"]]
         return outputs
 
 

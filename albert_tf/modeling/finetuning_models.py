@@ -8,6 +8,7 @@ scripts did (`output_weights` [C, H] and `output_bias` [C] at the root scope).
 
 import keras
 from keras import ops
+import tensorflow as tf
 
 from albert_tf.modeling.albert_model import AlbertModel
 from albert_tf.modeling.heads import PooledClassifierHead
@@ -109,12 +110,14 @@ class AlbertClassifier(_PooledTaskModel):
         is_regression: bool. Predict one real value with a squared-error loss. Default False.
         multi_label: bool. Predict each label independently (sigmoid and binary
             cross-entropy). Default False.
+        label_names: list of str, or None. The class names in label-id order, saved with the
+            model (`.keras`, exports, Hugging Face `id2label`). Default None (ids only).
         **kwargs: Keyword arguments for `keras.Model`, such as `name` (default
             "albert_classifier").
 
     Raises:
         ValueError: when `is_regression` is set with `num_labels` other than 1, or together
-            with `multi_label`.
+            with `multi_label`, or when `label_names` does not have `num_labels` entries.
 
     Example:
 
@@ -141,16 +144,26 @@ class AlbertClassifier(_PooledTaskModel):
     (2,)
     """
 
-    config_args = ("num_labels", "dropout_prob", "is_regression", "multi_label")
+    config_args = ("num_labels", "dropout_prob", "is_regression", "multi_label", "label_names")
 
     def __init__(
-        self, config, num_labels, dropout_prob=0.1, is_regression=False, multi_label=False, **kwargs
+        self,
+        config,
+        num_labels,
+        dropout_prob=0.1,
+        is_regression=False,
+        multi_label=False,
+        label_names=None,
+        **kwargs,
     ):
         kwargs.setdefault("name", "albert_classifier")
         if is_regression and num_labels != 1:
             raise ValueError("a regression classifier has num_labels=1")
         if is_regression and multi_label:
             raise ValueError("a classifier is either regression or multi-label, not both")
+        if label_names is not None and len(label_names) != num_labels:
+            raise ValueError(f"{len(label_names)} label_names for num_labels={num_labels}")
+        self.label_names = None if label_names is None else [str(n) for n in label_names]
         super().__init__(config, num_labels, dropout_prob, **kwargs)
         self.num_labels = num_labels
         self.is_regression = is_regression
@@ -168,6 +181,22 @@ class AlbertClassifier(_PooledTaskModel):
         if self.multi_label:
             return {"logits": logits, "probabilities": ops.sigmoid(logits)}
         return {"logits": logits, "probabilities": ops.softmax(logits, axis=-1)}
+
+    def serving_outputs(self, outputs):
+        """What an export serves: the outputs, plus `labels` (the class names) for a
+        single-label classifier with `label_names`.
+
+        Args:
+            outputs: The model's outputs.
+
+        Returns:
+            The outputs to serve.
+        """
+        if not self.label_names or self.is_regression or self.multi_label:
+            return outputs
+        names = tf.constant(self.label_names)
+        ids = ops.argmax(outputs["probabilities"], axis=-1)
+        return {**outputs, "labels": tf.gather(names, ids)}
 
     def _per_example(self, features, labels, outputs):
         if self.multi_label:

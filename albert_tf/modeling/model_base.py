@@ -167,7 +167,9 @@ class ServingModel(keras.Model):
         self.built = True
 
     def call(self, inputs, training=None):
-        return flat_outputs(self.model(inputs, training=training))
+        outputs = self.model(inputs, training=training)
+        extra = getattr(self.model, "serving_outputs", None)
+        return flat_outputs(extra(outputs) if extra is not None else outputs)
 
 
 class ServingSignature:
