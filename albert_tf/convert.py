@@ -26,7 +26,8 @@ from albert_tf.interop.model_files import FORMATS, convert_model
 from albert_tf.interop.model_kinds import MODEL_KINDS
 
 
-def main(argv=None):
+def _parser():
+    """The command line's arguments."""
     parser = argparse.ArgumentParser(
         prog="python -m albert_tf.convert",
         description=__doc__,
@@ -77,7 +78,12 @@ def main(argv=None):
         help="SentencePiece model for keras_hub/huggingface outputs "
         "(default: the one in the input's folder)",
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None):
+    """Runs the converter on `argv` (default: the command line); returns the exit code."""
+    args = _parser().parse_args(argv)
     if not args.verbose_errors:
         console.import_tensorflow_quietly()
     written = []

@@ -90,6 +90,35 @@ def is_remote(path) -> bool:
     return scheme(path) not in _LOCAL_SCHEMES
 
 
+def has_filesystem(path) -> bool:
+    """Whether TensorFlow has a filesystem for `path`'s scheme in this process.
+
+    Args:
+        path: A path or URL.
+
+    Returns:
+        False for a scheme TensorFlow does not know (s3:// without tensorflow-io, a typo such
+        as gcs://); True otherwise, whether or not the path exists.
+
+    Example:
+
+    >>> has_filesystem("/tmp/x"), has_filesystem("ram://x"), has_filesystem("nosuch://b/x")
+    (True, True, False)
+    """
+    if not is_remote(path):
+        return True
+    # deferred: TensorFlow loads on the first file operation
+    import tensorflow as tf
+
+    try:
+        tf.io.gfile.exists(os.fspath(path))
+    except tf.errors.UnimplementedError:
+        return False
+    except Exception:  # noqa: BLE001  (no network, no permission: that is for the real access)
+        return True
+    return True
+
+
 def _local(path) -> str:
     path = os.fspath(path)
     return path[len("file://") :] if path.startswith("file://") else path

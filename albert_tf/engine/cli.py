@@ -16,7 +16,7 @@ from absl import app, flags, logging
 
 from albert_tf.core.errors import AlbertError, InputError
 from albert_tf.core.fileio import storage_error
-from albert_tf.engine import console
+from albert_tf.engine import console, validation
 
 USAGE_EXIT_CODE = InputError.exit_code
 
@@ -156,6 +156,7 @@ def guarded(main, usage=None):
             )
         try:
             console.setup(verbose=console.verbose_requested(argv) or _verbose())
+            validation.check_filesystems(flags.FLAGS)
             return main(argv)
         except AlbertError as e:
             fail(e, e.exit_code, _verbose())

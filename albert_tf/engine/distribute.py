@@ -8,18 +8,21 @@ batch.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sys
 import tempfile
+import threading
 
 from absl import logging
 import tensorflow as tf
 
 from albert_tf.core import fileio
-from albert_tf.engine.distribution_flags import DTYPES, STRATEGIES
+from albert_tf.engine.distribution_flags import DTYPES, STRATEGIES, TPU_CONNECT_SECONDS
 
 
-def _tpu_strategy(tpu, zone, project):
+def _tpu_strategy(tpu, zone, project, timeout=TPU_CONNECT_SECONDS):
     """Standard Cloud TPU recipe: resolve, connect, initialise, TPUStrategy."""
     if not tpu and not os.environ.get("TPU_NAME") and not _on_tpu_vm():
         raise ValueError(
@@ -27,16 +30,52 @@ def _tpu_strategy(tpu, zone, project):
             "the TPU's name or grpc:// address, or --tpu=local on a TPU VM; none was given and "
             "this machine has no TPU"
         )
+    logging.info("connecting to TPU %s (gives up after %.0f s)", tpu or "local", timeout)
+    message = (
+        f"--tpu {tpu or 'local'}: no TPU answered within {timeout:.0f} s "
+        "(--tpu_connect_timeout); check its name or address, that it is running, and that "
+        "this VM can reach it"
+    )
     try:
-        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(
-            tpu=tpu, zone=zone, project=project
-        )
-        if tpu not in (None, "local"):
-            tf.config.experimental_connect_to_cluster(resolver)
-        tf.tpu.experimental.initialize_tpu_system(resolver)
+        with deadline(timeout, message):
+            resolver = tf.distribute.cluster_resolver.TPUClusterResolver(
+                tpu=tpu, zone=zone, project=project
+            )
+            if tpu not in (None, "local"):
+                tf.config.experimental_connect_to_cluster(resolver)
+            tf.tpu.experimental.initialize_tpu_system(resolver)
     except (ValueError, tf.errors.OpError, RuntimeError) as e:
         raise ValueError(f"cannot reach TPU {tpu!r}: {e}") from None
     return tf.distribute.TPUStrategy(resolver)
+
+
+@contextlib.contextmanager
+def deadline(seconds: float, message: str):
+    """Within the block: when it has not finished after `seconds`, the process prints
+    `error: <message>` and exits 2 (a TPU that never answers makes TensorFlow wait forever,
+    and its wait cannot be interrupted).
+
+    Args:
+        seconds: How long the block may take.
+        message: The error line, without "error: ".
+
+    Yields:
+        Nothing.
+    """
+    timer = threading.Timer(seconds, _give_up, args=(message,))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+def _give_up(message):
+    logging.flush()
+    sys.stderr.flush()
+    print(f"error: {message}", file=sys.stderr, flush=True)
+    os._exit(2)
 
 
 def _on_tpu_vm():
@@ -61,6 +100,7 @@ def get_strategy(
     num_gpus=None,
     all_reduce_alg=None,
     devices=None,
+    tpu_connect_timeout=TPU_CONNECT_SECONDS,
 ):
     """Builds a `tf.distribute` strategy by name, as the drivers' `--strategy_type` flag does.
 
@@ -83,6 +123,8 @@ def get_strategy(
             None or "auto": TensorFlow's choice.
         devices: list of str, or None. For "mirrored": the devices to mirror over, instead of
             the GPUs picked by `num_gpus`.
+        tpu_connect_timeout: float. Seconds to wait for a TPU to answer before the process
+            ends with one error line (TensorFlow itself would wait forever). Default 300.
 
     Returns:
         `tf.distribute.Strategy`: the strategy.
@@ -110,7 +152,7 @@ def get_strategy(
     if strategy_type not in STRATEGIES:
         raise ValueError(f"--strategy_type {strategy_type!r} is unknown; use one of {STRATEGIES}")
     if strategy_type == "tpu":
-        return _tpu_strategy(tpu, tpu_zone, gcp_project)
+        return _tpu_strategy(tpu, tpu_zone, gcp_project, tpu_connect_timeout)
     if strategy_type == "multi_worker_mirrored":
         return _multi_worker_strategy(all_reduce_alg)
     gpus = tf.config.list_logical_devices("GPU")  # initialises the runtime: not before MWMS
@@ -159,6 +201,7 @@ def strategy_from_flags(FLAGS):
         gcp_project=FLAGS.gcp_project,
         num_gpus=FLAGS.num_gpus,
         all_reduce_alg=FLAGS.all_reduce_alg,
+        tpu_connect_timeout=FLAGS.tpu_connect_timeout,
     )
     logging.info(
         "strategy %s with %d replicas in sync",

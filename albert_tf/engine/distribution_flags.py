@@ -4,6 +4,8 @@ a driver's `--help` and flag errors come back at once."""
 
 from absl import flags
 
+TPU_CONNECT_SECONDS = 300.0  # how long a driver waits for a TPU to answer before giving up
+
 STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
 DTYPES = ("float32", "bfloat16", "float16")
 
@@ -23,6 +25,11 @@ def define_distribution_flags():
     )
     flags.DEFINE_string("tpu", None, "TPU name or grpc:// address ('local' on a TPU VM).")
     flags.DEFINE_string("tpu_name", None, "Google's name for --tpu.")
+    flags.DEFINE_float(
+        "tpu_connect_timeout",
+        TPU_CONNECT_SECONDS,
+        "Seconds to wait for the TPU to answer; then the run ends with one error line.",
+    )
     flags.DEFINE_string("tpu_zone", None, "GCE zone of the TPU.")
     flags.DEFINE_string("gcp_project", None, "GCP project of the TPU.")
     flags.DEFINE_string(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import math
 from typing import Callable, Optional
 
@@ -34,6 +35,7 @@ from albert_tf.engine.preemption import save_on_sigterm
 from albert_tf.engine.run_config import RunConfig
 from albert_tf.engine.run_lock import output_dir_lock
 from albert_tf.engine.save_points import SavePoints, restore_latest
+from albert_tf.engine.validation import RUN_CONFIG
 
 
 @dataclasses.dataclass
@@ -211,6 +213,8 @@ def _start(
         model, checkpoint, run.output_dir, init_checkpoint, init_kwargs
     )
     save_points = SavePoints(model, checkpoint, run, evaluate_fn, export_best_fn, chief, write_dir)
+    if chief:
+        _record_config(model, run.output_dir)
     start = save_points.step()
     if (
         resumed
@@ -221,6 +225,16 @@ def _start(
         # the previous run was stopped between this checkpoint and its evaluation
         save_points.evaluate()
     return model, save_points
+
+
+def _record_config(model, output_dir):
+    """albert_config.json in the output folder, the config its checkpoints are written with
+    (a later run with another config is refused before any work: validation.check_run_config);
+    Google's name, so the folder also reads as a release."""
+    config = getattr(model, "config", None)
+    path = fileio.join(output_dir, RUN_CONFIG)
+    if config is not None and hasattr(config, "to_dict") and not fileio.exists(path):
+        fileio.write_text(path, json.dumps(config.to_dict(), indent=2) + "\n")
 
 
 def _save_every(run) -> int:

@@ -30,6 +30,27 @@ def require(FLAGS, *names, why=""):
             raise InputError(f"--{name} is required{why}")
 
 
+def check_filesystems(FLAGS):
+    """Every flag whose value is a URL must name a filesystem TensorFlow has (an s3:// path
+    would otherwise end in a traceback deep in the run).
+
+    Args:
+        FLAGS: The parsed flags.
+
+    Raises:
+        InputError: Naming the first flag whose scheme has no filesystem.
+    """
+    for name in sorted(FLAGS):
+        value = FLAGS[name].value
+        for path in str(value).split(",") if isinstance(value, str) else ():
+            if "://" in path and not fileio.has_filesystem(path.strip()):
+                raise InputError(
+                    f"--{name} {path.strip()}: TensorFlow has no filesystem for "
+                    f"{fileio.scheme(path.strip())}:// in this process (local paths, gs:// and "
+                    "ram:// work; s3:// and hdfs:// need tensorflow-io installed and imported)"
+                )
+
+
 def check_at_least(FLAGS, minimum, *names):
     """Each integer flag (when set) must be >= minimum."""
     for name in names:
@@ -131,6 +152,52 @@ def check_output_dir(flag, path):
         raise InputError(f"--{flag}: {path} is not writable ({base} denies writing)")
 
 
+# what decides a checkpoint's variables; dropout and the initializer range may change
+SHAPE_FIELDS = (
+    "vocab_size",
+    "embedding_size",
+    "hidden_size",
+    "num_hidden_layers",
+    "num_hidden_groups",
+    "num_attention_heads",
+    "intermediate_size",
+    "inner_group_num",
+    "max_position_embeddings",
+    "type_vocab_size",
+    "sharing",
+)
+RUN_CONFIG = "albert_config.json"  # the config an output folder's checkpoints were written with
+
+
+def check_run_config(flag, output_dir, config):
+    """An output folder whose checkpoints were written with another config cannot resume.
+
+    Args:
+        flag: The output folder's flag (for the message).
+        output_dir: The run's output folder.
+        config: The AlbertConfig of this run.
+
+    Raises:
+        InputError: The folder's albert_config.json (written by the run that made its
+            checkpoints) differs in a field that shapes the variables.
+    """
+    path = fileio.join(output_dir, RUN_CONFIG)
+    if not fileio.isfile(path) or not any(n.endswith(".index") for n in fileio.listdir(output_dir)):
+        return
+    old = AlbertConfig.from_json_file(path)
+    diffs = [
+        f"{k} {getattr(old, k)} vs {getattr(config, k)}"
+        for k in SHAPE_FIELDS
+        if getattr(old, k) != getattr(config, k)
+    ]
+    if diffs:
+        raise InputError(
+            f"--{flag} {output_dir} holds checkpoints written with another config: "
+            f"{', '.join(diffs)} (theirs vs this run's); use a new --{flag}, or the config "
+            f"they were written with ({path})"
+        )
+
+
 def check_output_file(flag, path):
     """An output file: not a folder, in a folder that can be created and written."""
     if fileio.isdir(path) and not fileio.isfile(path):
@@ -212,7 +279,7 @@ def check_tokenizer(FLAGS, config=None):
         size = sum(1 for line in fileio.read_text(path).splitlines() if line.strip())
     else:
         raise InputError("--spm_model_file is required (or --vocab_file for a WordPiece model)")
-    if config is not None and size > config.vocab_size:
+    if config is not None and size != config.vocab_size:
         raise InputError(
             f"--{flag}: {path} has {size} pieces but the ALBERT config's vocab_size "
             f"is {config.vocab_size}; use the tokenizer released with the model"
@@ -362,7 +429,8 @@ def validate_finetuning(FLAGS, *, train_step_required=True):
     if FLAGS.cached_dir:
         check_output_dir("cached_dir", FLAGS.cached_dir)
     config = config_from_flags(FLAGS)
-    check_seq_length(FLAGS, config)
+    check_run_config("output_dir", FLAGS.output_dir, config)
+    check_seq_length(FLAGS, config, minimum=3)  # [CLS], one piece of text, [SEP]
     check_tokenizer(FLAGS, config)
     check_checkpoint("init_checkpoint", FLAGS.init_checkpoint, config)
     if not FLAGS.do_train:

@@ -233,7 +233,9 @@ def load_checkpoint_into(model, checkpoint, require_encoder: bool = True):
     if "_CHECKPOINTABLE_OBJECT_GRAPH" not in names:
         return load_original_checkpoint(model, path, require_encoder=require_encoder)
     try:
-        tf.train.Checkpoint(model=model).restore(path).assert_existing_objects_matched()
+        tf.train.Checkpoint(model=model).restore(
+            path
+        ).expect_partial().assert_existing_objects_matched()
     except AssertionError as e:
         raise InputError(
             f"--input {path}: the checkpoint does not hold every variable of "

@@ -11,6 +11,7 @@ import dataclasses
 import inspect
 import os
 
+from absl import logging
 import keras
 import tensorflow as tf
 
@@ -21,7 +22,7 @@ from albert_tf.engine import optimizers  # noqa: F401  (a compiled .keras file n
 from albert_tf.engine.init_checkpoint import init_from_checkpoint
 from albert_tf.engine.optimizers import create_optimizer
 from albert_tf.formats.common import find_tokenizer
-from albert_tf.formats.tf1 import resolve_checkpoint_path
+from albert_tf.formats.tf1 import group_names, resolve_checkpoint_path
 from albert_tf.keras_api import data
 from albert_tf.modeling.padding_free import set_padding_free
 
@@ -425,7 +426,20 @@ class TextTaskMixin:
             ckpt = best if fileio.isfile(best + ".index") else resolve_checkpoint_path(path)
         except FileNotFoundError as e:
             raise InputError(f"from_pretrained: {e}") from None
-        init_from_checkpoint(model, ckpt)
+        report = init_from_checkpoint(model, ckpt)
+        if report is not None and report.missing:
+            # a warning, not INFO: notebooks show warnings, and a head that starts random
+            # needs fine-tuning before its predictions mean anything
+            logging.warning(
+                "%s.from_pretrained(%s): loaded %d variables from %s; %d are new and start "
+                "random (%s): fine-tune before predicting",
+                cls.__name__,
+                path,
+                len(report.loaded),
+                ckpt,
+                len(report.missing),
+                group_names(report.missing),
+            )
         return model
 
     @classmethod

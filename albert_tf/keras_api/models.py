@@ -121,6 +121,7 @@ class AlbertTextClassifier(TextTaskMixin, AlbertClassifier):
         num_labels=2,
         dropout_prob=0.1,
         is_regression=False,
+        *,
         preprocessor=None,
         text_pair=False,
         multi_label=False,

@@ -77,7 +77,11 @@ class SharedEncoder(keras.layers.Layer):
         """Returns the list of every block application's output (L × inner_group_num tensors)."""
         adder = attention_mask_adder(input_mask, "float32")
         blocks = [b for layer_blocks in self._blocks for b in layer_blocks]
-        rows = TokenRows(input_mask) if self.padding_free and not in_xla_context() else None
+        rows = (
+            TokenRows(input_mask, differentiable=bool(training))
+            if self.padding_free and not in_xla_context()
+            else None
+        )
         if rows is not None:
             hidden = rows.pack_sequence(hidden)
         if training and self.config.recompute_grad:  # see albert_tf/modeling/recompute.py

@@ -36,7 +36,10 @@ class TokenRows:
     unpack [N, ...] → [B·T, ...] (zeros at padding), each the other's gradient (so the backward
     pass is as padding-free as the forward one)."""
 
-    def __init__(self, input_mask):
+    def __init__(self, input_mask, differentiable: bool = True):
+        # inference gathers plainly: a tf.custom_gradient in a SavedModel's graph makes
+        # TensorFlow warn about "unsaved custom gradients" each time the export is loaded
+        self.differentiable = bool(differentiable)
         shape = tf.shape(input_mask)
         self.batch, self.length = shape[0], shape[1]
         self.static_shape = input_mask.shape  # [B, T] as far as known: kept on unpacked outputs
@@ -48,10 +51,14 @@ class TokenRows:
 
     def pack(self, flat):
         """[B·T, D] → [N, D]: the real tokens' rows, in batch-major order."""
+        if not self.differentiable:
+            return tf.gather(flat, self.index)
         return _pack(flat, self.index, self.inverse)
 
     def unpack(self, rows):
         """[N, D] → [B·T, D], zeros at padded positions."""
+        if not self.differentiable:
+            return tf.gather(tf.pad(rows, [[0, 1], [0, 0]]), self.inverse)
         return _unpack(rows, self.index, self.inverse)
 
     def pack_sequence(self, x):

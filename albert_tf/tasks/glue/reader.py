@@ -53,6 +53,43 @@ class ColumnLayout:
         return need
 
 
+# The first line of each GLUE task's train and dev files (CoLA's have no header), to tell
+# the user which task a folder holds when --task_name reads it with another task's columns.
+GLUE_HEADERS = {
+    "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String": ("mrpc",),
+    "sentence\tlabel": ("sst-2",),
+    "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2\tscore": (
+        "sts-b",
+    ),
+    "id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate": ("qqp",),
+    "index\tquestion\tsentence\tlabel": ("qnli",),
+    "index\tsentence1\tsentence2\tlabel": ("rte", "wnli"),
+}
+
+
+def tasks_with_header(path) -> tuple:
+    """The GLUE tasks whose train/dev files start with the same line as the file at `path`.
+
+    Args:
+        path: A tab-separated file.
+
+    Returns:
+        The task names (e.g. `("mrpc",)`); empty when the header is no GLUE task's, or for
+        MNLI, whose header starts "index\tpromptID".
+
+    Example:
+
+    >>> tasks_with_header("tests/data/samples/MRPC/train.tsv")
+    ('mrpc',)
+    """
+    for _, fields in iter_tsv(path):
+        line = "\t".join(fields)
+        if line.startswith("index\tpromptID\tpairID"):
+            return ("mnli",)
+        return GLUE_HEADERS.get(line, ())
+    return ()
+
+
 def iter_tsv(path: str) -> Iterator[tuple[int, List[str]]]:
     """Yield (1-based line number, fields) for each non-empty line of a GLUE tsv.
 
@@ -136,7 +173,7 @@ class DataProcessor:
             try:
                 examples.append(self._make_example(fields, layout, split, row_number))
             except GlueFormatError as err:
-                self._bad_row(f"{path}, line {lineno}: {err}", split)
+                self._bad_row(f"{path}, line {lineno}: {err}{self._other_task_hint(path)}", split)
         self._done_split(path, split)
         return examples
 
@@ -167,6 +204,15 @@ class DataProcessor:
         if raw not in self.labels:
             raise GlueFormatError(f"label {raw!r} not in {list(self.labels)}")
         return raw
+
+    def _other_task_hint(self, path) -> str:
+        """ "; the file's columns look like MRPC's" when its header is another task's."""
+        looks = tasks_with_header(path)
+        if not looks or self.task_name.split("-mm")[0] in looks:
+            return ""
+        names = " or ".join(n.upper() for n in looks)
+        mine = self.task_name.upper()
+        return f"; the file's columns look like {names}'s, not {mine}'s: check --task_name"
 
     def _bad_row(self, message: str, split: str) -> None:
         """A malformed row: raise (QQP overrides this to skip and count)."""
