@@ -19,7 +19,9 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNNER = os.path.join(ROOT, "tests", "scripts", "bad_input_runner.py")
-LOG_LINE = re.compile(r"^([IWEF]\d{4} \d\d:\d\d:\d\d|WARNING: All log messages)")
+# a driver's log lines: `HH:MM:SS message` (albert_tf.engine.console), or absl's own format
+# when a case runs before the console is set up
+LOG_LINE = re.compile(r"^(\d\d:\d\d:\d\d |[IWEF]\d{4} \d\d:\d\d:\d\d|WARNING: All log messages)")
 
 
 # ---- the bad files --------------------------------------------------------------------------
@@ -62,6 +64,10 @@ def files(tmp_path_factory, fixtures_dir, data_dir):
     f["not_spm"].write_text("this is not a sentencepiece model\n")
     f["a_file"] = d / "a_file"
     f["a_file"].write_text("keep me\n")
+    f["other_config_out"] = d / "other_config_out"  # a run's folder, from a wider model
+    f["other_config_out"].mkdir()
+    shutil.copy(f["wide_config"], f["other_config_out"] / "albert_config.json")
+    (f["other_config_out"] / "ckpt-2.index").write_bytes(b"")
     f["existing_out"] = d / "existing_out"
     f["existing_out"].mkdir()
     (f["existing_out"] / "eval_results.txt").write_text("accuracy = 0.9\n")
@@ -175,9 +181,9 @@ def classifier_cases(f):
             "not of --task_name=SST-2; use --recipe=sst-2",
         ),
         (
-            "recipe_warmup_over_explicit_steps",
-            {"recipe": "sst-2"},  # the base's --train_step wins
-            "--warmup_step=1256 exceeds --train_step=2",
+            "explicit_warmup_over_recipe_steps",
+            {"recipe": "sst-2", "warmup_step": 50},  # the base's --train_step wins
+            "--warmup_step=50 exceeds --train_step=2",
         ),
         ("no_data_dir", {"data_dir": None}, "--data_dir is required"),
         ("data_dir_missing", {"data_dir": d / "nowhere"}, "--data_dir"),
@@ -266,6 +272,38 @@ def classifier_cases(f):
             "--text_a_column: only for --task_name=custom",
         ),
         ("export_dir_is_file", {"export_dir": f["a_file"]}, "--export_dir: "),
+        (
+            "unknown_filesystem",
+            {"data_dir": "s3://bucket/glue"},
+            "--data_dir s3://bucket/glue: TensorFlow has no filesystem for s3://",
+        ),
+        (
+            "wordpiece_vocab_of_another_model",
+            {"spm_model_file": None, "vocab_file": f["wordpiece_vocab"]},
+            "has 6 pieces but the ALBERT config's vocab_size is 1000",
+        ),
+        ("length_holds_no_text", {"max_seq_length": 2}, "--max_seq_length=2: must be >= 3"),
+        (
+            "output_dir_of_another_config",
+            {"output_dir": f["other_config_out"]},
+            "written with another config: hidden_size 64 vs 32",
+        ),
+        (
+            "another_tasks_folder",
+            {"task_name": "RTE", "data_dir": f["data"] / "MRPC"},
+            "the file's columns look like MRPC's, not RTE's",
+        ),
+        (
+            "every_missing_required_flag_at_once",
+            {
+                "task_name": None,
+                "albert_config_file": None,
+                "spm_model_file": None,
+                "output_dir": None,
+            },
+            "missing required flags: --task_name, --albert_config_file, --output_dir, one of "
+            "--spm_model_file / --vocab_file",
+        ),
     ], base
 
 
@@ -301,7 +339,7 @@ def squad_cases(f):
         ),
         ("doc_stride_too_long", {"doc_stride": 60}, "--doc_stride=60"),
         ("query_too_long", {"max_query_length": 70}, "--max_query_length=70"),
-        ("no_spm", {"spm_model_file": None}, "--spm_model_file is required"),
+        ("no_spm", {"spm_model_file": None}, "one of --spm_model_file / --vocab_file"),
         ("seq_exceeds_positions", {"max_seq_length": 384}, "max_position_embeddings"),
         ("empty_json", {"train_file": f["empty"]}, "is empty"),
         ("export_dir_is_file", {"export_dir": f["a_file"]}, "--export_dir: "),
@@ -324,9 +362,9 @@ def race_cases(f):
     }
     return [
         (
-            "warmup_exceeds_steps",
-            {"warmup_step": None},
-            "--warmup_step=1000 exceeds --train_step=2",
+            "explicit_warmup_exceeds_steps",  # a default one adapts (tests/test_first_run.py)
+            {"warmup_step": 5},
+            "--warmup_step=5 exceeds --train_step=2",
         ),
         ("qa_longer_than_sequence", {"max_qa_length": 100}, "--max_qa_length=100"),
         ("missing_dev_split", {"do_eval": True}, "dev/middle"),
@@ -392,10 +430,10 @@ def pretraining_data_cases(f):
         ("input_empty", {"input_file": f["empty"]}, "empty"),
         ("input_only_blank_lines", {"input_file": f["blank"]}, "only blank lines"),
         ("input_not_utf8", {"input_file": f["latin1"]}, "latin1.txt:2: not UTF-8"),
-        ("no_tokenizer", {"spm_model_file": None}, "--spm_model_file is required"),
+        ("no_tokenizer", {"spm_model_file": None}, "one of --spm_model_file / --vocab_file"),
         ("spm_invalid", {"spm_model_file": f["not_spm"]}, "not a SentencePiece model"),
         ("output_is_folder", {"output_file": d}, "is a folder"),
-        ("no_output_file", {"output_file": None}, "--output_file is required"),
+        ("no_output_file", {"output_file": None}, "missing required flag: --output_file"),
     ], base
 
 

@@ -35,7 +35,7 @@ def run_case(module, driver, argv):
     try:
         with contextlib.redirect_stderr(buf):
             try:
-                cli.run(module.main, [driver] + argv)
+                cli.run(module.main, [driver] + argv, usage=getattr(module, "USAGE", None))
             except SystemExit as e:
                 code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
             except BaseException:  # escaped the wrapper: reported as a traceback
