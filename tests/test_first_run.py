@@ -1,0 +1,242 @@
+"""A first run in one try: what a new user meets, from `--help` to the converted model.
+
+One short run_classifier.py run (MRPC sample, tiny release) is shared by the checks of what it
+prints (no TensorFlow banner, one progress display, a closing summary), what it writes
+(run_summary.json, labelled eval_results.txt blocks, TensorBoard scalars of a run shorter than
+--log_every_steps, an export that loads without warnings) and how its folder converts (with its
+head and labels, never with invented weights).
+"""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+from absl import flags
+import numpy as np
+import pytest
+
+from albert_tf.engine.validation import fit_warmup_to_run, scaled_warmup
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+TINY = ROOT / "tests" / "data" / "fixtures" / "albert_tiny"
+BANNER = ("cudart_stub", "cuInit", "absl::InitializeLog", "oneDNN", "cpu_feature_guard")
+
+
+def _python(*args, timeout=600, env=None, cwd=ROOT):
+    return subprocess.run(
+        [sys.executable, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.fixture(scope="module")
+def mrpc_run(tmp_path_factory, data_dir):
+    """(process, output folder) of one short run_classifier.py run with an export."""
+    out = tmp_path_factory.mktemp("first_run") / "mrpc"
+    r = _python(
+        "run_classifier.py",
+        "--task_name=MRPC",
+        f"--data_dir={data_dir}",
+        f"--albert_config_file={TINY / 'albert_config.json'}",
+        f"--init_checkpoint={TINY / 'model.ckpt-best'}",
+        f"--spm_model_file={TINY / '30k-clean.model'}",
+        f"--output_dir={out}",
+        f"--export_dir={out / 'export'}",
+        "--do_train",
+        "--do_eval",
+        "--do_predict",
+        "--train_step=6",
+        "--save_checkpoints_steps=3",
+        "--max_seq_length=32",
+        "--train_batch_size=8",
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    return r, out
+
+
+def test_the_console_shows_the_run_not_tensorflow(mrpc_run):
+    r, out = mrpc_run
+    text = r.stdout + r.stderr
+    assert not [line for line in text.splitlines() if any(b in line for b in BANNER)]
+    assert "could not be found in the restored object" not in text
+    assert "shuffle=True" not in text and "Epoch 1/" not in text
+    assert "training 6/6 steps (100%)" in r.stderr  # one progress display over the whole run
+    summary = r.stdout.splitlines()
+    assert summary[0].startswith("done in ") and "final eval: accuracy " in r.stdout
+    for name in ("model.ckpt-best", "eval_results.txt", "test_results.tsv", "run_summary.json"):
+        assert any(line.strip().startswith(str(out / name)) for line in summary), name
+
+
+def test_run_summary_and_labelled_results(mrpc_run):
+    _, out = mrpc_run
+    summary = json.loads((out / "run_summary.json").read_text())
+    assert summary["global_step"] == 6 and summary["metrics"]["accuracy"] >= 0
+    assert summary["model"]["class"] == "AlbertClassifier"
+    assert summary["model"]["labels"] == ["0", "1"]
+    assert {os.path.basename(f["path"]) for f in summary["files"]} >= {
+        "model.ckpt-best", "eval_results.txt", "test_results.tsv", "run_summary.json"}
+    blocks = (out / "eval_results.txt").read_text().split("\n\n")
+    titles = [b.splitlines()[0] for b in blocks if b.strip()]
+    assert titles[:2] == ["***** eval of ckpt-3 (step 3) *****", "***** eval of ckpt-6 (step 6) *****"]
+    assert titles[-1].startswith("***** final eval of model.ckpt-best")
+    assert "global_step = 3\n" in blocks[0]  # an integer in every block, not 3.0
+
+
+def test_tensorboard_scalars_of_a_run_shorter_than_log_every_steps(mrpc_run):
+    import tensorflow as tf
+
+    _, out = mrpc_run
+    tags = set()
+    for path in tf.io.gfile.glob(str(out / "train" / "events.out.tfevents.*")):
+        for event in tf.compat.v1.train.summary_iterator(path):
+            tags.update(v.tag for v in event.summary.value)
+    assert {"loss", "learning_rate", "steps_per_second"} <= tags
+
+
+def test_the_export_loads_without_warnings(mrpc_run):
+    _, out = mrpc_run
+    code = (
+        "import albert_tf, sys; m = albert_tf.load_saved_model(sys.argv[1]); "
+        "print(sorted(m.signatures))"
+    )
+    r = _python("-c", code, out / "export", env={"TF_CPP_MIN_LOG_LEVEL": "2"})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "custom gradients" not in r.stderr and "serving_default" in r.stdout
+
+
+def test_the_run_folder_converts_with_its_head_and_labels(mrpc_run, tmp_path):
+    _, out = mrpc_run
+    r = _python("-m", "albert_tf.convert", "--input", out, "--output", tmp_path / "hf",
+                "--output_format", "huggingface")
+    assert r.returncode == 0, r.stderr[-2000:]
+    config = json.loads((tmp_path / "hf" / "config.json").read_text())
+    assert config["architectures"] == ["AlbertForSequenceClassification"]
+    assert config["id2label"] == {"0": "0", "1": "1"}
+    assert "0 missing" in r.stdout and "0 left out" in r.stdout
+
+
+def test_a_fine_tuned_checkpoint_alone_names_its_task_or_fails(mrpc_run, tmp_path):
+    """Outside its run folder the pooled head's task is unknown: one error line, nothing
+    written; --model says it."""
+    _, out = mrpc_run
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    for name in os.listdir(out):
+        if name.startswith("model.ckpt-best"):
+            (alone / name).write_bytes((out / name).read_bytes())
+    base = ["-m", "albert_tf.convert", "--input", alone / "model.ckpt-best",
+            "--albert_config_file", TINY / "albert_config.json", "--output_format", "huggingface"]
+    r = _python(*base, "--output", tmp_path / "hf")
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].startswith("error: ")
+    assert "--model classifier" in r.stderr and not (tmp_path / "hf").exists()
+    r = _python(*base, "--output", tmp_path / "hf2", "--model", "classifier")
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_a_release_never_converts_to_a_format_that_drops_a_head_silently(tmp_path):
+    base = ["-m", "albert_tf.convert", "--input", TINY, "--output_format", "keras_hub"]
+    r = _python(*base, "--output", tmp_path / "kh")
+    assert r.returncode == 2 and "cls/seq_relationship/output_bias" in r.stderr
+    assert "--allow_missing" in r.stderr and not (tmp_path / "kh").exists()
+    r = _python(*base, "--output", tmp_path / "kh2", "--allow_missing")
+    assert r.returncode == 0 and "--allow_missing: the keras_hub format has no place" in r.stdout
+
+
+def test_help_starts_with_usage_and_exits_0():
+    r = _python("run_classifier.py", "--help", timeout=120)
+    assert r.returncode == 0
+    assert r.stdout.startswith("Fine-tune ALBERT") and "required: --task_name" in r.stdout
+    assert "try it in a clone of albert_tf" in r.stdout and "--helpfull" in r.stdout
+
+
+def _flag_values(**values):
+    fv = flags.FlagValues()
+    flags.DEFINE_integer("train_step", 1000, "", flag_values=fv)
+    flags.DEFINE_integer("warmup_step", 100, "", flag_values=fv)
+    fv(["prog"] + [f"--{k}={v}" for k, v in values.items()])
+    return fv
+
+
+def test_a_default_warmup_adapts_to_a_short_run():
+    fv = _flag_values(train_step=20)
+    fit_warmup_to_run(fv)
+    assert fv.warmup_step == 2  # 100 of 1000 steps: the same tenth of 20
+    assert scaled_warmup(200, 800, 5) == 1  # a recipe's quarter, below the run's length
+
+
+def test_an_explicit_warmup_longer_than_the_run_is_an_error():
+    from albert_tf.core.errors import InputError
+
+    fv = _flag_values(train_step=20, warmup_step=50)
+    with pytest.raises(InputError, match="--warmup_step=50 exceeds --train_step=20"):
+        fit_warmup_to_run(fv)
+
+
+def test_a_tpu_that_never_answers_ends_in_one_line(tmp_path):
+    """An address nothing listens on (loopback): one error line within the stated deadline."""
+    r = _python(
+        "run_classifier.py", "--task_name=MRPC", "--data_dir=tests/data/samples",
+        f"--albert_config_file={TINY / 'albert_config.json'}",
+        f"--spm_model_file={TINY / '30k-clean.model'}", f"--output_dir={tmp_path / 'o'}",
+        "--do_train", "--use_tpu", "--tpu=grpc://127.0.0.1:9", "--tpu_connect_timeout=5",
+        timeout=300,
+    )
+    last = r.stderr.strip().splitlines()[-1]
+    assert r.returncode == 2 and last.startswith("error: ")
+    assert "no TPU answered within 5 s" in last or "cannot reach TPU" in last
+
+
+# ---- the Keras API: labels are checked before any tracing ---------------------------------
+@pytest.fixture(scope="module")
+def text_classifier():
+    import albert_tf
+
+    return albert_tf.AlbertTextClassifier.from_pretrained(
+        str(TINY), num_labels=2, sequence_length=16)
+
+
+def test_string_labels_train_and_predict_by_name(text_classifier, tmp_path):
+    import albert_tf
+
+    model = text_classifier
+    model.fit(["good film", "bad film", "great", "awful"], ["pos", "neg", "pos", "neg"],
+              batch_size=2, epochs=1, verbose=0)
+    assert model.label_names == ["neg", "pos"]
+    out = model.predict(["fine film"], verbose=0)
+    assert out["labels"][0] in ("neg", "pos")
+    path = str(tmp_path / "m.keras")
+    model.save(path)
+    assert albert_tf.load_model(path).label_names == ["neg", "pos"]
+
+
+@pytest.mark.parametrize(
+    "labels, message",
+    [
+        (["pos", "meh"], "label 'meh' is not one of the model's 2 label_names"),
+        ([0, 2], "label 2 is out of range: the model has num_labels=2"),
+    ],
+)
+def test_a_wrong_label_is_one_clear_error(text_classifier, labels, message):
+    from albert_tf.core.errors import InputError
+
+    text_classifier.label_names = ["neg", "pos"]
+    with pytest.raises(InputError, match=message):
+        text_classifier.fit(["a", "b"], labels, epochs=1, verbose=0)
+
+
+def test_too_many_distinct_names_without_label_names(tmp_path):
+    import albert_tf
+    from albert_tf.core.errors import InputError
+
+    config = albert_tf.AlbertConfig.from_json_file(TINY / "albert_config.json")
+    model = albert_tf.AlbertClassifier(config, num_labels=2, label_names=["x", "y"])
+    assert model.get_config()["label_names"] == ["x", "y"]
+    text = albert_tf.AlbertTextClassifier(config, num_labels=2)
+    with pytest.raises(InputError, match="3 distinct names"):
+        text.encode_labels(np.array(["a", "b", "c"]))
