@@ -76,7 +76,9 @@ def files(tmp_path_factory, fixtures_dir, data_dir):
     f["empty"] = d / "empty.txt"
     f["empty"].write_text("")
     f["wordpiece_vocab"] = d / "vocab.txt"
-    f["wordpiece_vocab"].write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\n")
+    f["wordpiece_vocab"].write_text(  # more pieces than the config's vocab_size (1000)
+        "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n" + "".join(f"w{i}\n" for i in range(1200))
+    )
     f["blank"] = d / "blank.txt"
     f["blank"].write_text("\n  \n\n")
     f["latin1"] = d / "latin1.txt"
@@ -280,7 +282,7 @@ def classifier_cases(f):
         (
             "wordpiece_vocab_of_another_model",
             {"spm_model_file": None, "vocab_file": f["wordpiece_vocab"]},
-            "has 6 pieces but the ALBERT config's vocab_size is 1000",
+            "has 1205 pieces but the ALBERT config's vocab_size is 1000",
         ),
         ("length_holds_no_text", {"max_seq_length": 2}, "--max_seq_length=2: must be >= 3"),
         (

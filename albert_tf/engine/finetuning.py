@@ -397,7 +397,7 @@ def run_finetuning(
                 export_fn=export_fn,
                 summary=summary,
             )
-        summary.finish(distribute.is_chief(strategy))
+        summary.finish(distribute.is_chief(strategy), show=opts.verbose != 0)
         return results
 
 

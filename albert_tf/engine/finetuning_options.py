@@ -37,7 +37,8 @@ class FineTuningOptions:
             TensorBoard points. Default 100.
         seed: int or None. The seed of the training-data shuffle and of Keras (weights,
             dropout). Default 12345.
-        verbose: Keras `fit` verbosity: "auto" (default), 0, 1 or 2.
+        verbose: Keras `fit` verbosity: "auto" (default), 0, 1 or 2; 0 also leaves out the
+            closing summary (run_summary.json is still written).
         bucket_by_length: bool. Cut each batch to the smallest bucket length that holds its
             records (see `albert_tf.bucket_lengths`); results are the same. Default True.
         padding_free: bool. Run the encoder's row-wise work on real tokens only (not under

@@ -95,12 +95,13 @@ class RunSummary:
             out += [f"  {f.path:<{width}}  {f.what}" for f in self.files]
         return out
 
-    def finish(self, chief: bool = True, stream=None) -> dict:
+    def finish(self, chief: bool = True, stream=None, show: bool = True) -> dict:
         """Writes run_summary.json (chief only) and prints the summary.
 
         Args:
             chief: Whether this worker writes files (tf.distribute's chief).
             stream: Where to print; default stdout.
+            show: False writes the file only (a run with `verbose=0`).
 
         Returns:
             The summary dict.
@@ -112,7 +113,8 @@ class RunSummary:
             fileio.write_text(path, json.dumps(data, indent=1, default=str) + "\n")
         else:
             data = self.to_dict()
-        print("\n".join(self.lines()), file=stream or sys.stdout, flush=True)
+        if show:
+            print("\n".join(self.lines()), file=stream or sys.stdout, flush=True)
         return data
 
 

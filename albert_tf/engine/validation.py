@@ -30,6 +30,10 @@ def require(FLAGS, *names, why=""):
             raise InputError(f"--{name} is required{why}")
 
 
+# Flags whose values are network addresses (grpc://...), not paths.
+ADDRESS_FLAGS = frozenset({"tpu", "tpu_name", "master"})
+
+
 def check_filesystems(FLAGS):
     """Every flag whose value is a URL must name a filesystem TensorFlow has (an s3:// path
     would otherwise end in a traceback deep in the run).
@@ -41,6 +45,8 @@ def check_filesystems(FLAGS):
         InputError: Naming the first flag whose scheme has no filesystem.
     """
     for name in sorted(FLAGS):
+        if name in ADDRESS_FLAGS:
+            continue
         value = FLAGS[name].value
         for path in str(value).split(",") if isinstance(value, str) else ():
             if "://" in path and not fileio.has_filesystem(path.strip()):
@@ -279,10 +285,20 @@ def check_tokenizer(FLAGS, config=None):
         size = sum(1 for line in fileio.read_text(path).splitlines() if line.strip())
     else:
         raise InputError("--spm_model_file is required (or --vocab_file for a WordPiece model)")
-    if config is not None and size != config.vocab_size:
+    if config is not None and size > config.vocab_size:
         raise InputError(
             f"--{flag}: {path} has {size} pieces but the ALBERT config's vocab_size "
             f"is {config.vocab_size}; use the tokenizer released with the model"
+        )
+    if config is not None and size < config.vocab_size:
+        # Ids still fit the embedding (a table padded past the vocabulary is common).
+        logging.warning(
+            "--%s: %s has %d pieces, fewer than the config's vocab_size %d; is it the "
+            "tokenizer released with the model?",
+            flag,
+            path,
+            size,
+            config.vocab_size,
         )
     return size
 

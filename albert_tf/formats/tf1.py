@@ -394,7 +394,7 @@ def load_original_checkpoint(model, ckpt_path, *, require_encoder=True, group0_f
     >>> model = albert_tf.AlbertPretrainer(config)
     >>> report = albert_tf.load_original_checkpoint(model, folder + "/model.ckpt-best")
     >>> print(report)
-    checkpoint tests/data/fixtures/albert_tiny/model.ckpt-best: loaded 32 variables,
+    tests/data/fixtures/albert_tiny/model.ckpt-best: loaded 32 variables,
     0 missing, 0 unused, 7 optimizer/step variables ignored
     >>> report.ignored[0]
     'bert/embeddings/word_embeddings/adam_m'

@@ -283,6 +283,9 @@ def _default_spm(input_path):
     return find_spm_model(_input_folder(os.fspath(input_path)))
 
 
+SOP_HEAD_PREFIX = "cls/seq_relationship/"
+
+
 def _check_nothing_invented(model, report, output_format, allow_missing, log):
     """An InputError when the output would hold random weights or lose a head (unless
     `allow_missing`, then log lines list them)."""
@@ -293,6 +296,14 @@ def _check_nothing_invented(model, report, output_format, allow_missing, log):
     from albert_tf.interop.task_heads import left_out_by
 
     dropped = left_out_by(model, output_format)
+    sop_head = [n for n in dropped if n.startswith(SOP_HEAD_PREFIX)]
+    if sop_head and len(sop_head) == len(dropped):
+        # A pretraining head, not a fine-tuned one: the format's pretrainer has no SOP head.
+        log(
+            f"note: the {output_format} format has no sentence-order head; left out "
+            f"{group_names(sop_head)}"
+        )
+        dropped = []
     problems = []
     if report.missing:
         problems.append(

@@ -71,7 +71,8 @@ class PretrainingOptions:
             Default 100.
         seed: int or None. The seed of the input shuffling and of Keras (weights, dropout);
             None: not seeded.
-        verbose: Keras `fit` verbosity: "auto" (default), 0, 1 or 2.
+        verbose: Keras `fit` verbosity: "auto" (default), 0, 1 or 2; 0 also leaves out the
+            closing summary (run_summary.json is still written).
     """
 
     input_file: str
@@ -219,7 +220,7 @@ def pretrain(config: AlbertConfig, opts: PretrainingOptions, strategy=None) -> d
         else:
             results = _evaluate_checkpoint(config, opts, strategy)
         _note_outputs(summary, config, opts, results)
-        summary.finish(distribute.is_chief(strategy))
+        summary.finish(distribute.is_chief(strategy), show=opts.verbose != 0)
         return results
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from albert_tf.pretraining import builder as pt
-from albert_tf.pretraining import writer
+from albert_tf.pretraining import tokens, writer
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SEQ, PRED = 128, 20
@@ -135,7 +135,7 @@ def reference_is_start(piece):
     ],
 )
 def test_word_start_rule_examples(piece, expected):
-    assert pt.is_start_piece_sp(piece) is expected
+    assert tokens.is_start_piece_sp(piece) is expected
 
 
 @pytest.mark.parametrize("name", ["corpus", "sample", "wiki"])

@@ -131,7 +131,7 @@ def test_preprocess_fast_paths_equal_the_unicode_path(remove_space, lower):
     assert got == [
         preprocess_text(t, remove_space=remove_space, lower=lower).encode("utf-8") for t in texts
     ]
-    fast = graph_text._matches(strings, g._clean_re).numpy().tolist()
+    fast = graph_text.matches_pattern(strings, g._clean_re).numpy().tolist()
     n_fast = len(clean) + (0 if remove_space else len(ascii_other))
     assert fast == [True] * n_fast + [False] * (len(texts) - n_fast)
     nested = tf.constant([texts[:4], texts[-4:]])  # any rank keeps its shape
