@@ -39,6 +39,7 @@ class LoadReport:
     missing: list
     ignored: list  # optimizer slots and step counters
     fallbacks: dict = dataclasses.field(default_factory=dict)  # model name → checkpoint name
+    notes: list = dataclasses.field(default_factory=list)  # what the source could not give
 
     def __str__(self):
         lines = [
@@ -49,6 +50,7 @@ class LoadReport:
         lines += [f"  missing: {n}" for n in self.missing]
         lines += [f"  unused:  {n}" for n in self.unused]
         lines += [f"  {m} <- {c}" for m, c in self.fallbacks.items()]
+        lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
 
@@ -190,6 +192,13 @@ def check_checkpoint_fits_config(
     if "_CHECKPOINTABLE_OBJECT_GRAPH" in reader.get_variable_to_shape_map():
         return path
     shapes, _, _ = google_view(path, reader)
+    check_shapes_fit(config, shapes, path, config_file, group0_fallback=group0_fallback)
+    return path
+
+
+def check_shapes_fit(config, shapes, path, config_file, *, group0_fallback=False):
+    """InputError unless `shapes` (Google name → shape, of the source `path`) hold every encoder
+    variable `config` needs, with the shape it gives them."""
     missing = []
     for name, shape in expected_encoder_shapes(config).items():
         source = name
@@ -209,7 +218,6 @@ def check_checkpoint_fits_config(
             f"variables the config needs, e.g. {missing[0]} (check num_hidden_groups, "
             "inner_group_num, num_hidden_layers, sharing, embedding_size)"
         )
-    return path
 
 
 def _group0_name(name):
@@ -296,8 +304,11 @@ def assign_google_named(
 
 
 # ---- saving ---------------------------------------------------------------------------------
-def save_original_checkpoint(model, ckpt_path, *, global_step=None, write_state_file=False):
-    """Write the model's variables to a TF1 name-based checkpoint with Google's names.
+def save_original_checkpoint(
+    model, ckpt_path, *, global_step=None, write_state_file=False, exclude=()
+):
+    """Write the model's variables to a TF1 name-based checkpoint with Google's names (those in
+    `exclude` left out, e.g. heads that were never trained).
 
     Local: written under a temporary prefix and renamed when complete. Remote (gs://): written
     straight to its prefix, any old `.index` removed first; TensorFlow writes the `.index` last,
@@ -307,7 +318,7 @@ def save_original_checkpoint(model, ckpt_path, *, global_step=None, write_state_
     ckpt_path = os.fspath(ckpt_path)
     directory = fileio.dirname(fileio.abspath(ckpt_path))
     fileio.makedirs(directory)
-    names = original_variable_map(model)
+    names = {n: v for n, v in original_variable_map(model).items() if n not in set(exclude)}
     tensors = {
         n: tf.convert_to_tensor(v.value if hasattr(v, "value") else v) for n, v in names.items()
     }
