@@ -9,6 +9,7 @@ import re
 import numpy as np
 
 from albert_tf.core import fileio
+from albert_tf.text.vocab_files import read_spm_model
 
 # Where each format keeps its SentencePiece model, relative to its folder.
 SPM_FILES = ("spiece.model", "assets/tokenizer/vocabulary.spm", "30k-clean.model", "spm.model")
@@ -47,13 +48,19 @@ def reshape_checked(value, shape, what):
 
 
 def find_spm_model(folder) -> str | None:
-    """The SentencePiece model inside a model folder (any format's file name), or None."""
+    """The SentencePiece model inside a model folder (any format's file name, or a TF Hub
+    SavedModel's `assets/*.model`), or None."""
     if folder is None or not fileio.isdir(folder):
         return None
     for name in SPM_FILES:
         path = fileio.join(folder, name)
         if fileio.isfile(path):
             return path
+    assets = fileio.join(folder, "assets")
+    if fileio.isfile(fileio.join(folder, "saved_model.pb")) and fileio.isdir(assets):
+        models = sorted(n for n in fileio.listdir(assets) if n.endswith(".model"))
+        if models:
+            return fileio.join(assets, models[0])
     return None
 
 
@@ -89,10 +96,11 @@ def find_tokenizer(folder, spm_model_file=None, vocab_file=None):
 
 
 def copy_spm_model(spm_model_file, folder, name):
-    """Copy the SentencePiece model to `folder/name`; a missing source file names the file."""
-    if not fileio.isfile(spm_model_file):
+    """Write the SentencePiece model (a file, or a TF Hub SavedModel folder holding one) to
+    `folder/name`; a missing source names the file."""
+    if not fileio.exists(spm_model_file):
         raise FileNotFoundError(f"SentencePiece model not found: {spm_model_file}")
-    return fileio.copy(spm_model_file, fileio.join(folder, name))
+    return fileio.write_bytes(fileio.join(folder, name), read_spm_model(spm_model_file))
 
 
 # ---- E == H: keras-hub and Hugging Face always project, albert_tf does not ----------------------
