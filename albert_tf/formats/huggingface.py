@@ -1,5 +1,6 @@
-"""Hugging Face ALBERT folders (`config.json`, `model.safetensors`, `spiece.model`) ⇄ albert_tf
-models, both ways, through the safetensors NumPy API: no PyTorch or transformers at run time.
+"""Hugging Face ALBERT folders (`config.json`, `model.safetensors`, `spiece.model`,
+`tokenizer.json`) ⇄ albert_tf models, both ways, through the safetensors NumPy API: no PyTorch
+or transformers at run time.
 
 Names follow transformers' ALBERT state dict (`albert.embeddings...`, `albert.encoder.
 albert_layer_groups.{g}.albert_layers.{i}...`, `predictions.*`, `sop_classifier.classifier.*`,
@@ -24,6 +25,7 @@ from albert_tf.formats.common import (
     identity_projection,
     rename,
 )
+from albert_tf.formats.hf_tokenizer import tokenizer_json
 from albert_tf.formats.tf1 import assign_google_named
 from albert_tf.modeling.albert_model import AlbertModel, AlbertPretrainer
 from albert_tf.modeling.finetuning_models import (
@@ -281,8 +283,12 @@ def hf_state(model) -> tuple[dict, list]:
 
 
 def _tokenizer_config(max_length):
+    """tokenizer_config.json: AutoTokenizer loads tokenizer.json as it is (transformers'
+    AlbertTokenizer class would swap in its own normalizer, which rewrites `` and '' to " as
+    Google's ALBERT does not), with the segment ids ALBERT's pairs need."""
     return {
-        "tokenizer_class": "AlbertTokenizer",
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "model_input_names": ["input_ids", "token_type_ids", "attention_mask"],
         "do_lower_case": True,
         "remove_space": True,
         "keep_accents": False,
@@ -297,15 +303,25 @@ def _tokenizer_config(max_length):
     }
 
 
-def export_huggingface(model, folder, spm_model_file=None) -> ExportReport:
-    """Write `config.json` and `model.safetensors` (and, with `spm_model_file`, `spiece.model`
-    and `tokenizer_config.json`) that transformers' ALBERT classes load with from_pretrained."""
+def export_huggingface(model, folder, spm_model_file=None, *, exclude=()) -> ExportReport:
+    """Write `config.json` and `model.safetensors` (and, with `spm_model_file`, `spiece.model`,
+    `tokenizer_config.json` and `tokenizer.json`, formats/hf_tokenizer.py) that transformers'
+    ALBERT classes load with from_pretrained.
+    Google names in `exclude` (heads never trained) are left out; a pretrainer without its
+    sentence-order head is written as an `AlbertForMaskedLM`."""
     # deferred: only the Hugging Face path needs safetensors
     from safetensors.numpy import save
 
     folder = os.fspath(folder)
     config = hf_config(model)
     tensors, left_out = hf_state(model)
+    excluded = sorted(g for g in set(exclude) if hf_name(g) in tensors)
+    for google in excluded:
+        del tensors[hf_name(google)]
+    if excluded and isinstance(model, AlbertPretrainer):
+        has_mlm = "predictions.bias" in tensors
+        config["architectures"] = ["AlbertForMaskedLM" if has_mlm else "AlbertModel"]
+    left_out = sorted(left_out + excluded)
     config_path = fileio.join(folder, "config.json")
     fileio.remove(config_path)  # written last: a reader never pairs an old config with new weights
     # bytes in memory, written by the file layer: any filesystem, and the umask's mode (save_file
@@ -317,6 +333,8 @@ def export_huggingface(model, folder, spm_model_file=None) -> ExportReport:
             fileio.join(folder, "tokenizer_config.json"),
             json.dumps(_tokenizer_config(model.config.max_position_embeddings), indent=2) + "\n",
         )
+        # the fast tokenizer's own file: transformers builds none without sentencepiece+protobuf
+        fileio.write_text(fileio.join(folder, "tokenizer.json"), tokenizer_json(spm_model_file))
     fileio.write_text(config_path, json.dumps(config, indent=2) + "\n")
     written = sorted(set(original_variable_map(model)) - set(left_out))
     return ExportReport(folder, written, left_out)
