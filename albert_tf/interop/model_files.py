@@ -3,10 +3,13 @@ a model with its load report, write a model in another format, or do both (`conv
 
 The input format is detected from the files present: a `.keras` or `.weights.h5` file (Keras),
 a folder with transformers' `config.json` + `model.safetensors` (Hugging Face), a folder with
-keras-hub's `config.json` (keras-hub preset), or a TF1 checkpoint prefix, file or folder (Google).
-A config is needed only where the input carries none (TF1, `.weights.h5`); for TF1 an
-`albert_config.json` beside the checkpoint is used. `python -m albert_tf.convert` is the
-command line over `convert_model`.
+keras-hub's `config.json` (keras-hub preset), a SavedModel folder (a TF Hub / Kaggle ALBERT),
+a Model Garden TF2 checkpoint, or a TF1 checkpoint prefix, file or folder (Google).
+A config is needed only where the input carries none (TF1, `.weights.h5`, a Model Garden
+checkpoint); an `albert_config.json` beside the input is used. Heads the input lacks (the
+sentence-order head of the TF2 formats, a masked-LM head an input has not) stay untrained in
+the model read, and the writers leave them out rather than write them as if trained.
+`python -m albert_tf.convert` is the command line over `convert_model`.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from albert_tf.formats.common import find_spm_model
 from albert_tf.interop.keras_files import load_model
 from albert_tf.modeling.names import original_variable_map
 
-FORMATS = ("tf1", "keras", "keras_hub", "huggingface")
+FORMATS = ("tf1", "keras", "keras_hub", "huggingface", "tfhub")  # what is written
+SPM_FORMATS = ("keras_hub", "huggingface", "tfhub")  # outputs that carry the tokenizer
 CONFIG_FILE = "albert_config.json"
 
 
@@ -48,6 +52,9 @@ def detect_format(path) -> str:
     # deferred: keeps TensorFlow off this module's import
     from albert_tf.formats.tf1 import resolve_checkpoint_path
 
+    # deferred: keeps TensorFlow off this module's import
+    from albert_tf.formats.tfhub import source_kind
+
     path = os.fspath(path)
     if _is_keras(path):
         if not fileio.isfile(path):
@@ -57,12 +64,16 @@ def detect_format(path) -> str:
         return "huggingface"
     if fileio.isdir(path) and is_keras_hub_preset(path):
         return "keras_hub"
+    kind = source_kind(path)
+    if kind is not None:
+        return kind
     try:
         resolve_checkpoint_path(path)
     except FileNotFoundError:
         raise FileNotFoundError(
             f"--input {path}: not a .keras/.weights.h5 file, a Hugging Face folder (config.json + "
-            f"model.safetensors), a keras-hub preset folder or a TF1 checkpoint"
+            f"model.safetensors), a keras-hub preset folder, a SavedModel folder (TF Hub) or a "
+            f"TF1 / Model Garden checkpoint"
         ) from None
     return "tf1"
 
@@ -95,12 +106,20 @@ def read_model(path, config_file=None, model_kind=None, require_encoder=True):
     # deferred: keeps TensorFlow off this module's import
     from albert_tf.formats.tf1 import LoadReport, load_original_checkpoint
 
+    # deferred: keeps TensorFlow off this module's import
+    from albert_tf.formats.tfhub import load_tfhub, tfhub_config
+
     path = os.fspath(path)
     fmt = detect_format(path)
     if fmt == "huggingface":
         model, report = load_huggingface(path)
     elif fmt == "keras_hub":
         model, report = load_keras_hub(path)
+    elif fmt in ("tfhub", "model_garden"):
+        model = None
+        if model_kind is not None:
+            model = build_model(tfhub_config(path, config_file), model_kind)
+        model, report = load_tfhub(path, model, albert_config_file=config_file)
     elif fmt == "tf1":
         model = build_model(_config_for(path, config_file), model_kind)
         report = load_original_checkpoint(model, path, require_encoder=require_encoder)
@@ -142,8 +161,10 @@ def _write_config_beside(model, output_path):
     return fileio.write_text(path, json.dumps(model.config.to_dict(), indent=2) + "\n")
 
 
-def write_model(model, output_path, output_format, spm_model_file=None):
-    """Write `model` in `output_format`; returns the lines to print about what was written."""
+def write_model(model, output_path, output_format, spm_model_file=None, untrained=()):
+    """Write `model` in `output_format`; returns the lines to print about what was written.
+    `untrained`: Google names of variables the input did not hold (left at initial values),
+    left out of the output (a Keras file, which saves the whole model, refuses them)."""
     # deferred: keeps TensorFlow off this module's import
     from albert_tf.formats.huggingface import export_huggingface
 
@@ -153,16 +174,32 @@ def write_model(model, output_path, output_format, spm_model_file=None):
     # deferred: keeps TensorFlow off this module's import
     from albert_tf.formats.tf1 import save_original_checkpoint
 
+    # deferred: keeps TensorFlow off this module's import
+    from albert_tf.formats.tfhub_export import export_tfhub
+
     output_path = os.fspath(output_path)
+    untrained = sorted(set(untrained) & set(original_variable_map(model)))
+    lines = [f"left out (not in the input, untrained): {n}" for n in untrained]
     if output_format == "keras_hub":
-        return [str(export_keras_hub_preset(model, output_path, spm_model_file))]
+        if any(n.startswith("cls/predictions/") for n in untrained):
+            model = model.albert  # a preset's masked-LM task would carry the untrained head
+        return lines + [str(export_keras_hub_preset(model, output_path, spm_model_file))]
     if output_format == "huggingface":
-        return [str(export_huggingface(model, output_path, spm_model_file))]
+        report = export_huggingface(model, output_path, spm_model_file, exclude=untrained)
+        return lines + [str(report)]
+    if output_format == "tfhub":
+        return lines + [str(export_tfhub(model, output_path, spm_model_file, exclude=untrained))]
     if output_format == "keras":
+        if untrained:
+            raise ValueError(
+                f"--output {output_path}: a Keras file saves the whole model, and the input "
+                f"holds no {untrained[0]} ({len(untrained)} untrained head variables); use "
+                "--model encoder, or another --output_format"
+            )
         _write_keras(model, output_path)
     else:
-        save_original_checkpoint(model, output_path)
-    lines = [f"wrote {output_path}"]
+        save_original_checkpoint(model, output_path, exclude=untrained)
+    lines.append(f"wrote {output_path}")
     config = (
         _write_config_beside(model, output_path) if not output_path.endswith(".keras") else None
     )
@@ -185,16 +222,18 @@ def convert_model(
     log=None,
 ):
     """Read `input_path` (format detected) and write it to `output_path` in `output_format`
-    (default: by the output's name). The SentencePiece model travels along to keras-hub and
-    Hugging Face outputs (`spm_model_file`, else the one in the input's folder). Returns the
+    (default: by the output's name). The SentencePiece model travels along to keras-hub,
+    Hugging Face and TF Hub outputs (`spm_model_file`, else the one in the input's folder).
+    Variables the input lacks (its report's `missing`) are left out of the output. Returns the
     input's LoadReport; `log(line)` receives what was written."""
     if output_format is None:
         output_format = "keras" if _is_keras(output_path) else "tf1"
     if output_format not in FORMATS:
         raise ValueError(f"--output_format {output_format!r} is unknown; use one of {FORMATS}")
-    if spm_model_file is None and output_format in ("keras_hub", "huggingface"):
+    if spm_model_file is None and output_format in SPM_FORMATS:
         spm_model_file = _default_spm(input_path)
     model, report = read_model(input_path, albert_config_file, model_kind, require_encoder)
-    for line in write_model(model, output_path, output_format, spm_model_file):
+    lines = write_model(model, output_path, output_format, spm_model_file, report.missing)
+    for line in lines:
         (log or (lambda _: None))(line)
     return report

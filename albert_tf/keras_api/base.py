@@ -19,6 +19,7 @@ from albert_tf.engine.init_checkpoint import init_from_checkpoint
 from albert_tf.engine.optimizers import create_optimizer
 from albert_tf.formats.common import find_tokenizer
 from albert_tf.formats.tf1 import resolve_checkpoint_path
+from albert_tf.formats.tfhub import source_kind, tfhub_config
 from albert_tf.keras_api import data
 from albert_tf.modeling.padding_free import set_padding_free
 
@@ -29,7 +30,7 @@ def _find_tokenizer(folder, spm_model_file, vocab_file):
     """(spm_model_file, vocab_file): those given, else the release folder's SentencePiece model
     (30k-clean.model...), else its WordPiece vocabulary (Google's Chinese releases)."""
     for name, given in (("spm_model_file", spm_model_file), ("vocab_file", vocab_file)):
-        if given is not None and not fileio.isfile(given):
+        if given is not None and not fileio.exists(given):  # an spm model may be a TF Hub folder
             raise InputError(f"{name} {given}: no such file")
     try:
         spm, vocab = find_tokenizer(folder, spm_model_file, vocab_file)
@@ -39,10 +40,28 @@ def _find_tokenizer(folder, spm_model_file, vocab_file):
 
 
 def _find_config(folder, albert_config_file):
+    """The config given, else the folder's albert_config.json, else (a TF Hub SavedModel or
+    Model Garden checkpoint) the one read off the release."""
     path = albert_config_file or fileio.join(folder, CONFIG_NAME)
+    if not fileio.isfile(path) and source_kind(folder) is not None:
+        return tfhub_config(folder, albert_config_file)
     if not fileio.isfile(path):
         raise InputError(f"{folder}: no {CONFIG_NAME}; pass albert_config_file")
     return AlbertConfig.from_json_file(path)
+
+
+def _checkpoint_in(folder):
+    """The weights of a release folder: model.ckpt-best, the folder itself when it is a TF Hub
+    SavedModel or holds a Model Garden checkpoint, else its checkpoint."""
+    best = fileio.join(folder, "model.ckpt-best")
+    if fileio.isfile(best + ".index"):
+        return best
+    if source_kind(folder) is not None:
+        return folder
+    try:
+        return resolve_checkpoint_path(folder)
+    except FileNotFoundError as e:
+        raise InputError(f"from_pretrained: {e}") from None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -251,8 +270,10 @@ class TextTaskMixin:
     ):
         """A task model with its preprocessor from a Google release folder (albert_config.json,
         model.ckpt-best, 30k-clean.model; or vocab_chinese.txt / vocab.txt for the WordPiece
-        releases), a run's output_dir (its checkpoint; pass albert_config_file /
-        spm_model_file / vocab_file where it has none), or a `.keras` file."""
+        releases), a TF Hub / Kaggle SavedModel folder (`albert_en_base/3`: its config read
+        off it, its `assets/30k-clean.model`), a run's output_dir (its checkpoint; pass
+        albert_config_file / spm_model_file / vocab_file where it has none), or a `.keras`
+        file. `spm_model_file` may be a TF Hub folder (`albert_en_preprocess/3`)."""
         path = os.fspath(path)
         if path.endswith(".keras"):
             return cls._load_keras(path)
@@ -266,12 +287,7 @@ class TextTaskMixin:
             spm, do_lower_case=do_lower_case, vocab_file=vocab, **split, **(preprocessor_args or {})
         )
         model = cls(config, preprocessor=preprocessor, **model_args)
-        best = fileio.join(path, "model.ckpt-best")
-        try:
-            ckpt = best if fileio.isfile(best + ".index") else resolve_checkpoint_path(path)
-        except FileNotFoundError as e:
-            raise InputError(f"from_pretrained: {e}") from None
-        init_from_checkpoint(model, ckpt)
+        init_from_checkpoint(model, _checkpoint_in(path))
         return model
 
     @classmethod
