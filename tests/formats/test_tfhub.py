@@ -405,3 +405,22 @@ def test_driver_initialises_from_a_tfhub_folder(tmp_path, data_dir):
     assert r.returncode == 0, r.stderr[-3000:]
     assert f"checkpoint {TFHUB / 'albert_tiny_model'}: loaded 25 variables" in r.stderr
     assert (out / "ckpt-2.index").is_file()
+
+
+def test_activation_is_read_off_the_graph_ops():
+    """A SavedModel without a config: an Erf op is exact GELU, a Relu op relu, else Google's
+    tanh GELU (what Model Garden's "gelu" computes; the fixtures' graph has Tanh and Pow)."""
+    from albert_tf.formats import tfhub
+    from albert_tf.formats.saved_model_proto import read_saved_model
+
+    class Ops:
+        def __init__(self, ops):
+            self.ops = ops
+
+        def op_types(self):
+            return self.ops
+
+    assert tfhub._activation(Ops({"Erf", "Tanh"}))[0] == "gelu_exact"
+    assert tfhub._activation(Ops({"Relu", "Tanh"}))[0] == "relu"
+    ops = read_saved_model(TFHUB / "albert_tiny_model").op_types()
+    assert {"Tanh", "Pow"} <= ops and tfhub._activation(Ops(ops))[0] == "gelu"
