@@ -11,7 +11,8 @@ Start here. Two ways in, one model code:
 The classes most users need: `AlbertConfig`, `AlbertModel` (the encoder), `AlbertPretrainer`
 (MLM + SOP), `AlbertClassifier` (what the drivers fine-tune) and `AlbertTextClassifier` (the same
 with its tokenizer inside). Weights in and out: `load_original_checkpoint` (Google's TF1 files),
-`load_huggingface`, `load_keras_hub`, `convert_model` / `python -m albert_tf.convert`.
+`load_tfhub` / `export_tfhub` (Google's TF2 releases: TF Hub / Kaggle SavedModels, Model Garden
+checkpoints), `load_huggingface`, `load_keras_hub`, `convert_model` / `python -m albert_tf.convert`.
 docs/architecture.md maps the folders.
 
 Importing the package selects the TensorFlow backend for Keras. Public names load lazily, so a
@@ -63,6 +64,8 @@ _EXPORTS = {
     "load_keras_hub": "albert_tf.formats.keras_hub",
     "export_huggingface": "albert_tf.formats.huggingface",
     "load_huggingface": "albert_tf.formats.huggingface",
+    "export_tfhub": "albert_tf.formats.tfhub_export",
+    "load_tfhub": "albert_tf.formats.tfhub",
     "convert_model": "albert_tf.interop.model_files",
     "FullTokenizer": "albert_tf.text.tokenization",
     "preprocess_text": "albert_tf.text.normalization",

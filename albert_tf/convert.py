@@ -1,17 +1,20 @@
 """Convert ALBERT weights between every format albert_tf reads and writes.
 
     python -m albert_tf.convert --input PATH --output PATH \
-        [--output_format tf1|keras|keras_hub|huggingface] [--albert_config_file albert_config.json]
-        \
-        [--model pretrainer|encoder] [--spm_model_file 30k-clean.model]
+        [--output_format tf1|keras|keras_hub|huggingface|tfhub] \
+        [--albert_config_file albert_config.json] [--model pretrainer|encoder] \
+        [--spm_model_file 30k-clean.model]
 
 The input format is detected from the files present: a `.keras` or `.weights.h5` file (Keras),
 a folder with transformers' `config.json` + `model.safetensors` (Hugging Face), a folder with
-keras-hub's `config.json` (keras-hub preset), or a TF1 checkpoint prefix, file or folder (Google).
-`--albert_config_file` is needed only where the input carries no config (TF1, `.weights.h5`);
-for TF1 an `albert_config.json` beside the checkpoint is used. Without `--output_format`, an
-output ending in `.weights.h5`/`.keras` is Keras, anything else a TF1 checkpoint prefix.
-The load report of the input is printed, then what was written.
+keras-hub's `config.json` (keras-hub preset), a SavedModel folder (TF Hub / Kaggle ALBERT,
+`albert_en_base/3`), a Model Garden TF2 checkpoint, or a TF1 checkpoint prefix, file or folder
+(Google). `--albert_config_file` is needed only where the input carries no config (TF1,
+`.weights.h5`, a Model Garden checkpoint); an `albert_config.json` beside the input is used.
+Without `--output_format`, an output ending in `.weights.h5`/`.keras` is Keras, anything else a
+TF1 checkpoint prefix. `--spm_model_file` may be a `.model` file or a TF Hub folder holding one
+(`albert_en_preprocess/3` included). The load report of the input is printed, then what was
+written; heads the input lacks are left out of the output, never written untrained.
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ def _parser():
     parser.add_argument(
         "--input",
         required=True,
-        help="TF1 checkpoint prefix/dir, .weights.h5, .keras, keras-hub preset or HF folder",
+        help="TF1 or Model Garden checkpoint prefix/dir, .weights.h5, .keras, keras-hub preset, "
+        "HF folder or TF Hub SavedModel folder",
     )
     parser.add_argument(
         "--output", required=True, help="output path (a folder for keras_hub/huggingface)"
@@ -50,7 +54,7 @@ def _parser():
     parser.add_argument(
         "--albert_config_file",
         default=None,
-        help="needed only for inputs that carry no config (TF1, .weights.h5)",
+        help="needed only for inputs that carry no config (TF1, .weights.h5, Model Garden)",
     )
     parser.add_argument(
         "--model",
@@ -75,8 +79,8 @@ def _parser():
     parser.add_argument(
         "--spm_model_file",
         default=None,
-        help="SentencePiece model for keras_hub/huggingface outputs "
-        "(default: the one in the input's folder)",
+        help="SentencePiece model for keras_hub/huggingface/tfhub outputs: a .model file or a "
+        "TF Hub folder holding one (default: the one in the input's folder)",
     )
     return parser
 

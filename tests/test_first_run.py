@@ -176,7 +176,7 @@ def test_a_release_to_keras_hub_says_it_leaves_the_sop_head_out(tmp_path):
         tmp_path / "kh",
     )
     assert r.returncode == 0, r.stderr[-2000:]
-    assert "no sentence-order head; left out cls/seq_relationship/output_bias" in r.stdout
+    assert "no place for cls/seq_relationship/output_bias" in r.stdout
 
 
 def test_help_starts_with_usage_and_exits_0():

@@ -1,5 +1,6 @@
-"""Initialising a model from a checkpoint before training: Google's TF1 checkpoints or our own
-object checkpoints, refusing one that would leave encoder variables random."""
+"""Initialising a model from a checkpoint before training: Google's TF1 checkpoints, Google's TF2
+releases (a TF Hub / Kaggle SavedModel folder, a Model Garden TF2 checkpoint) or our own object
+checkpoints, refusing one that would leave encoder variables random."""
 
 import re
 
@@ -8,14 +9,20 @@ import tensorflow as tf
 
 from albert_tf.core.errors import InputError
 from albert_tf.formats.tf1 import load_original_checkpoint, resolve_checkpoint_path
+from albert_tf.formats.tfhub import load_tfhub, source_kind
 
 
 def init_from_checkpoint(model, path, **kwargs):
-    """Initialise from a Google TF1 checkpoint (names `bert/...`) or one of our object
-    checkpoints (restored by attribute path, e.g. the `.albert` encoder of any task model).
+    """Initialise from a Google TF1 checkpoint (names `bert/...`), a TF Hub SavedModel folder
+    or Model Garden TF2 checkpoint (formats/tfhub.py), or one of our object checkpoints
+    (restored by attribute path, e.g. the `.albert` encoder of any task model).
 
     The load report (loaded / missing / unused) is always logged; a path that is not a
     checkpoint, or one that lacks encoder variables the model needs, raises InputError."""
+    if source_kind(path) is not None:
+        _, report = load_tfhub(path, model)
+        logging.info("%s", report)
+        return report
     try:
         path = resolve_checkpoint_path(path)
     except FileNotFoundError as e:

@@ -20,6 +20,7 @@ import sentencepiece as spm
 from albert_tf.core import fileio
 from albert_tf.core.config import AlbertConfig
 from albert_tf.core.errors import InputError
+from albert_tf.text.vocab_files import read_spm_model
 
 
 # ---- flags ------------------------------------------------------------------------------------
@@ -276,7 +277,8 @@ def check_tokenizer(FLAGS, config=None):
     load, and fit the embedding: ids >= config.vocab_size would fail only inside training."""
     if FLAGS.spm_model_file:
         flag, path = "spm_model_file", FLAGS.spm_model_file
-        check_file(flag, path, "SentencePiece model")
+        if not fileio.is_folder(path):  # a folder: a TF Hub SavedModel holding the model
+            check_file(flag, path, "SentencePiece model")
         size = _spm_size(path)
     elif FLAGS.vocab_file:
         flag, path = "vocab_file", FLAGS.vocab_file
@@ -308,7 +310,9 @@ def _spm_size(path):
 
     sp = spm.SentencePieceProcessor()
     try:
-        sp.LoadFromSerializedProto(fileio.read_bytes(path))
+        sp.LoadFromSerializedProto(read_spm_model(path))
+    except ValueError as e:  # a folder that holds no SentencePiece model
+        raise InputError(f"--spm_model_file: {e}") from None
     except (OSError, RuntimeError) as e:
         raise InputError(
             f"--spm_model_file: {path} is not a SentencePiece model "
@@ -323,8 +327,16 @@ def check_checkpoint(flag, path, config, config_flag="albert_config_file", **kwa
     # deferred: keeps TensorFlow off this module's import
     from albert_tf.formats import tf1 as checkpoints
 
+    # deferred: keeps TensorFlow off this module's import
+    from albert_tf.formats import tfhub
+
     if not path:
         return None
+    if tfhub.source_kind(path) is not None:  # a TF Hub SavedModel, a Model Garden checkpoint
+        try:
+            return tfhub.check_fits_config(config, path, config_file=f"--{config_flag}")
+        except InputError as e:
+            raise InputError(f"--{flag}: {e}") from None
     try:
         checkpoints.resolve_checkpoint_path(path)
     except FileNotFoundError as e:

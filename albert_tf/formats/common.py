@@ -12,6 +12,7 @@ import re
 import numpy as np
 
 from albert_tf.core import fileio
+from albert_tf.text.vocab_files import read_spm_model
 
 # Where each format keeps its SentencePiece model, relative to its folder.
 SPM_FILES = ("spiece.model", "assets/tokenizer/vocabulary.spm", "30k-clean.model", "spm.model")
@@ -92,7 +93,7 @@ def find_spm_model(folder) -> str | None:
 
     The file names of every supported format are tried in turn: `spiece.model` (Hugging Face),
     `assets/tokenizer/vocabulary.spm` (keras-hub), `30k-clean.model` (Google's releases) and
-    `spm.model`.
+    `spm.model`; then a TF Hub SavedModel's `assets/*.model`.
 
     Args:
         folder: str or None. The model folder.
@@ -113,6 +114,11 @@ def find_spm_model(folder) -> str | None:
         path = fileio.join(folder, name)
         if fileio.isfile(path):
             return path
+    assets = fileio.join(folder, "assets")
+    if fileio.isfile(fileio.join(folder, "saved_model.pb")) and fileio.isdir(assets):
+        models = sorted(n for n in fileio.listdir(assets) if n.endswith(".model"))
+        if models:
+            return fileio.join(assets, models[0])
     return None
 
 
@@ -181,19 +187,20 @@ def copy_spm_model(spm_model_file, folder, name):
     """Copy a SentencePiece model into a folder under a given name.
 
     Args:
-        spm_model_file: str. The SentencePiece model to copy.
+        spm_model_file: str. The SentencePiece model to copy, or a TF Hub SavedModel folder
+            (a preprocessing model) that holds one.
         folder: str. The destination folder.
         name: str. The file name to give the copy, e.g. "spiece.model".
 
     Returns:
-        The result of `fileio.copy`, the path of the copy.
+        str. The path of the copy.
 
     Raises:
         FileNotFoundError: when `spm_model_file` does not exist.
     """
-    if not fileio.isfile(spm_model_file):
+    if not fileio.exists(spm_model_file):
         raise FileNotFoundError(f"SentencePiece model not found: {spm_model_file}")
-    return fileio.copy(spm_model_file, fileio.join(folder, name))
+    return fileio.write_bytes(fileio.join(folder, name), read_spm_model(spm_model_file))
 
 
 # ---- E == H: keras-hub and Hugging Face always project, albert_tf does not ----------------------

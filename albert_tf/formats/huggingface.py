@@ -25,8 +25,10 @@ from albert_tf.formats.common import (
     identity_projection,
     rename,
 )
+from albert_tf.formats.hf_tokenizer import tokenizer_json
 from albert_tf.formats.huggingface_config import config_from_hf, hf_config, model_for_hf_config
 from albert_tf.formats.tf1 import assign_google_named
+from albert_tf.modeling.albert_model import AlbertPretrainer
 from albert_tf.modeling.names import original_variable_map
 
 WEIGHTS_FILE = "model.safetensors"
@@ -143,8 +145,12 @@ def hf_state(model) -> tuple[dict, list]:
 
 
 def _tokenizer_config(max_length):
+    """tokenizer_config.json: AutoTokenizer loads tokenizer.json as it is (transformers'
+    AlbertTokenizer class would swap in its own normalizer, which rewrites `` and '' to " as
+    Google's ALBERT does not), with the segment ids ALBERT's pairs need."""
     return {
-        "tokenizer_class": "AlbertTokenizer",
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "model_input_names": ["input_ids", "token_type_ids", "attention_mask"],
         "do_lower_case": True,
         "remove_space": True,
         "keep_accents": False,
@@ -159,20 +165,23 @@ def _tokenizer_config(max_length):
     }
 
 
-def export_huggingface(model, folder, spm_model_file=None) -> ExportReport:
+def export_huggingface(model, folder, spm_model_file=None, *, exclude=()) -> ExportReport:
     """Save an albert_tf model as a Hugging Face folder.
 
-    Writes `config.json` and `model.safetensors` (and, with `spm_model_file`, `spiece.model`
-    and `tokenizer_config.json`), which transformers' ALBERT classes load with
-    `from_pretrained`. Neither PyTorch nor transformers is needed. `config.json` is written
-    last, so a reader never pairs an old config with new weights. Heads with no transformers
-    counterpart (SQuAD v2) are left out and listed in the report.
+    Writes `config.json` and `model.safetensors` (and, with `spm_model_file`, `spiece.model`,
+    `tokenizer_config.json` and `tokenizer.json`, see `formats/hf_tokenizer.py`), which
+    transformers' ALBERT classes load with `from_pretrained`. Neither PyTorch nor transformers
+    is needed. `config.json` is written last, so a reader never pairs an old config with new
+    weights. Heads with no transformers counterpart (SQuAD v2) are left out and listed in the
+    report; a pretrainer without its sentence-order head is written as `AlbertForMaskedLM`.
 
     Args:
         model: an albert_tf model whose config has `sharing="all"`.
         folder: str or path-like. The folder to write (local or remote).
         spm_model_file: str or None. A SentencePiece model to copy in as `spiece.model`.
             Defaults to None (no tokenizer files).
+        exclude: Google names of variables to leave out (heads never trained). Defaults to
+            none.
 
     Returns:
         `ExportReport`. The variables written and those left out.
@@ -194,7 +203,7 @@ def export_huggingface(model, folder, spm_model_file=None) -> ExportReport:
     >>> print(report)
     wrote ...: 27 variables, 0 left out
     >>> sorted(os.listdir(folder))
-    ['config.json', 'model.safetensors', 'spiece.model', 'tokenizer_config.json']
+    ['config.json', 'model.safetensors', 'spiece.model', 'tokenizer.json', 'tokenizer_config.json']
     >>> with open(os.path.join(folder, "config.json")) as f:
     ...     json.load(f)["architectures"]
     ['AlbertForSequenceClassification']
@@ -205,6 +214,13 @@ def export_huggingface(model, folder, spm_model_file=None) -> ExportReport:
     folder = os.fspath(folder)
     config = hf_config(model)
     tensors, left_out = hf_state(model)
+    excluded = sorted(g for g in set(exclude) if hf_name(g) in tensors)
+    for google in excluded:
+        del tensors[hf_name(google)]
+    if excluded and isinstance(model, AlbertPretrainer):
+        has_mlm = "predictions.bias" in tensors
+        config["architectures"] = ["AlbertForMaskedLM" if has_mlm else "AlbertModel"]
+    left_out = sorted(left_out + excluded)
     config_path = fileio.join(folder, "config.json")
     fileio.remove(config_path)  # written last: a reader never pairs an old config with new weights
     # bytes in memory, written by the file layer: any filesystem, and the umask's mode (save_file
@@ -216,6 +232,8 @@ def export_huggingface(model, folder, spm_model_file=None) -> ExportReport:
             fileio.join(folder, "tokenizer_config.json"),
             json.dumps(_tokenizer_config(model.config.max_position_embeddings), indent=2) + "\n",
         )
+        # the fast tokenizer's own file: transformers builds none without sentencepiece+protobuf
+        fileio.write_text(fileio.join(folder, "tokenizer.json"), tokenizer_json(spm_model_file))
     fileio.write_text(config_path, json.dumps(config, indent=2) + "\n")
     written = sorted(set(original_variable_map(model)) - set(left_out))
     return ExportReport(folder, written, left_out)

@@ -30,6 +30,7 @@ from albert_tf.formats.common import (
 from albert_tf.formats.tf1 import assign_google_named
 from albert_tf.modeling.albert_model import AlbertModel, AlbertPretrainer
 from albert_tf.modeling.names import encoder_variable_map, original_variable_map
+from albert_tf.text.vocab_files import read_spm_model
 
 _BLOCK = r"bert/encoder/transformer/group_(\d+)/inner_group_(\d+)/"
 _KH_BLOCK = r"group_\1_inner_layer_\2/"
@@ -292,9 +293,9 @@ def export_keras_hub_preset(model, preset_dir, spm_model_file=None) -> ExportRep
     preset_dir = os.fspath(preset_dir)
     tokenizer = None
     if spm_model_file is not None:
-        if not fileio.isfile(spm_model_file):
+        if not fileio.exists(spm_model_file):
             raise FileNotFoundError(f"SentencePiece model not found: {spm_model_file}")
-        tokenizer = keras_hub.models.AlbertTokenizer(proto=fileio.read_bytes(spm_model_file))
+        tokenizer = keras_hub.models.AlbertTokenizer(proto=read_spm_model(spm_model_file))
     if fileio.is_remote(preset_dir):
         fileio.remove(fileio.join(preset_dir, "config.json"))  # no old config over new weights
     with fileio.output_folder(preset_dir, last=("config.json",)) as folder:

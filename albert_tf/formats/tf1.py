@@ -56,6 +56,7 @@ class LoadReport:
     missing: list
     ignored: list  # optimizer slots and step counters
     fallbacks: dict = dataclasses.field(default_factory=dict)  # model name → checkpoint name
+    notes: list = dataclasses.field(default_factory=list)  # what the source could not give
 
     def __str__(self):
         lines = [
@@ -68,6 +69,7 @@ class LoadReport:
         if self.unused:
             lines.append(f"  unused (in the source, not in this model): {group_names(self.unused)}")
         lines += [f"  {m} <- {c}" for m, c in self.fallbacks.items()]
+        lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
 
@@ -332,6 +334,13 @@ def check_checkpoint_fits_config(
     if "_CHECKPOINTABLE_OBJECT_GRAPH" in reader.get_variable_to_shape_map():
         return path
     shapes, _, _ = google_view(path, reader)
+    check_shapes_fit(config, shapes, path, config_file, group0_fallback=group0_fallback)
+    return path
+
+
+def check_shapes_fit(config, shapes, path, config_file, *, group0_fallback=False):
+    """InputError unless `shapes` (Google name → shape, of the source `path`) hold every encoder
+    variable `config` needs, with the shape it gives them."""
     missing = []
     for name, shape in expected_encoder_shapes(config).items():
         source = name
@@ -351,7 +360,6 @@ def check_checkpoint_fits_config(
             f"variables the config needs, e.g. {missing[0]} (check num_hidden_groups, "
             "inner_group_num, num_hidden_layers, sharing, embedding_size)"
         )
-    return path
 
 
 def _group0_name(name):
@@ -490,7 +498,9 @@ def assign_google_named(
 
 
 # ---- saving ---------------------------------------------------------------------------------
-def save_original_checkpoint(model, ckpt_path, *, global_step=None, write_state_file=False):
+def save_original_checkpoint(
+    model, ckpt_path, *, global_step=None, write_state_file=False, exclude=()
+):
     """Save an albert_tf model as a Google TF1 checkpoint, under Google's variable names.
 
     Google's code (and `load_original_checkpoint`) can read the result. A local checkpoint is
@@ -508,6 +518,8 @@ def save_original_checkpoint(model, ckpt_path, *, global_step=None, write_state_
             Defaults to None.
         write_state_file: bool. Also write the folder's `checkpoint` file, which
             `tf.train.latest_checkpoint` reads. Defaults to False.
+        exclude: Google names of variables to leave out (heads that were never trained).
+            Defaults to none.
 
     Returns:
         str. The checkpoint prefix, `ckpt_path`.
@@ -530,7 +542,7 @@ def save_original_checkpoint(model, ckpt_path, *, global_step=None, write_state_
     ckpt_path = os.fspath(ckpt_path)
     directory = fileio.dirname(fileio.abspath(ckpt_path))
     fileio.makedirs(directory)
-    names = original_variable_map(model)
+    names = {n: v for n, v in original_variable_map(model).items() if n not in set(exclude)}
     tensors = {
         n: tf.convert_to_tensor(v.value if hasattr(v, "value") else v) for n, v in names.items()
     }

@@ -3,10 +3,15 @@
 Detect an input's format, read it into a model with its load report, write a model in another
 format, or do both at once (`convert_model`). The input format is detected from the files
 present: a `.keras` or `.weights.h5` file (Keras), a folder with transformers' `config.json` and
-`model.safetensors` (Hugging Face), a folder with keras-hub's `config.json` (keras-hub preset),
-or a TF1 checkpoint prefix, file or folder (Google). A config is needed only where the input
-carries none (TF1, `.weights.h5`); for TF1 an `albert_config.json` beside the checkpoint is used.
-`python -m albert_tf.convert` is the command line over `convert_model`.
+`model.safetensors` (Hugging Face), a folder with keras-hub's `config.json` (keras-hub preset), a
+SavedModel folder (a TF Hub / Kaggle ALBERT), a Model Garden TF2 checkpoint, or a TF1 checkpoint
+prefix, file or folder (Google). A config is needed only where the input carries none (TF1,
+`.weights.h5`, a Model Garden checkpoint); an `albert_config.json` beside the input is used.
+
+Weights are never invented: a pretraining head the input lacks (the sentence-order head of the
+TF2 formats, a masked-LM head) is left out of the output with a note; any other variable the
+input lacks, or a fine-tuned head the output format has no place for, is an error unless
+`allow_missing`. `python -m albert_tf.convert` is the command line over `convert_model`.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ from albert_tf.formats.common import find_spm_model
 from albert_tf.interop.keras_files import load_model
 from albert_tf.modeling.names import original_variable_map
 
-FORMATS = ("tf1", "keras", "keras_hub", "huggingface")
+FORMATS = ("tf1", "keras", "keras_hub", "huggingface", "tfhub")  # what is written
+SPM_FORMATS = ("keras_hub", "huggingface", "tfhub")  # outputs that carry the tokenizer
 CONFIG_FILE = "albert_config.json"
 
 
@@ -75,6 +81,9 @@ def detect_format(path) -> str:
     # deferred: keeps TensorFlow off this module's import
     from albert_tf.formats.tf1 import resolve_checkpoint_path
 
+    # deferred: keeps TensorFlow off this module's import
+    from albert_tf.formats.tfhub import source_kind
+
     path = os.fspath(path)
     if _is_keras(path):
         if not fileio.isfile(path):
@@ -84,12 +93,16 @@ def detect_format(path) -> str:
         return "huggingface"
     if fileio.isdir(path) and is_keras_hub_preset(path):
         return "keras_hub"
+    kind = source_kind(path)
+    if kind is not None:
+        return kind
     try:
         resolve_checkpoint_path(path)
     except FileNotFoundError:
         raise FileNotFoundError(
             f"--input {path}: not a .keras/.weights.h5 file, a Hugging Face folder (config.json + "
-            f"model.safetensors), a keras-hub preset folder or a TF1 checkpoint"
+            f"model.safetensors), a keras-hub preset folder, a SavedModel folder (TF Hub) or a "
+            f"TF1 / Model Garden checkpoint"
         ) from None
     return "tf1"
 
@@ -156,6 +169,9 @@ def read_model(path, config_file=None, model_kind=None, require_encoder=True):
     from albert_tf.formats.tf1 import LoadReport
 
     # deferred: keeps TensorFlow off this module's import
+    from albert_tf.formats.tfhub import load_tfhub, tfhub_config
+
+    # deferred: keeps TensorFlow off this module's import
     from albert_tf.interop.task_heads import load_checkpoint_into
 
     path = os.fspath(path)
@@ -164,6 +180,11 @@ def read_model(path, config_file=None, model_kind=None, require_encoder=True):
         model, report = load_huggingface(path)
     elif fmt == "keras_hub":
         model, report = load_keras_hub(path)
+    elif fmt in ("tfhub", "model_garden"):
+        model = None
+        if model_kind is not None:
+            model = build_model(tfhub_config(path, config_file), model_kind)
+        model, report = load_tfhub(path, model, albert_config_file=config_file)
     elif fmt == "tf1":
         model, checkpoint = _checkpoint_model(path, config_file, model_kind)
         report = load_checkpoint_into(model, checkpoint, require_encoder=require_encoder)
@@ -224,7 +245,7 @@ def _write_config_beside(model, output_path):
     return fileio.write_text(path, json.dumps(model.config.to_dict(), indent=2) + "\n")
 
 
-def write_model(model, output_path, output_format, spm_model_file=None):
+def write_model(model, output_path, output_format, spm_model_file=None, untrained=()):
     """Write a model in one of the supported formats.
 
     A TF1 or `.weights.h5` output also gets an `albert_config.json` beside it, unless one is
@@ -233,17 +254,20 @@ def write_model(model, output_path, output_format, spm_model_file=None):
     Args:
         model: an albert_tf model.
         output_path: str or path-like. The checkpoint prefix (tf1), the `.keras` or
-            `.weights.h5` file (keras), or the folder (keras_hub, huggingface) to write.
-        output_format: str. One of "tf1", "keras", "keras_hub", "huggingface".
-        spm_model_file: str or None. A SentencePiece model to include in keras_hub and
-            huggingface outputs. Defaults to None.
+            `.weights.h5` file (keras), or the folder (keras_hub, huggingface, tfhub) to write.
+        output_format: str. One of "tf1", "keras", "keras_hub", "huggingface", "tfhub".
+        spm_model_file: str or None. A SentencePiece model to include in keras_hub,
+            huggingface and tfhub outputs. Defaults to None.
+        untrained: Google names of variables the input did not hold (still at their initial
+            values); they are left out of the output. Defaults to none.
 
     Returns:
         list of str. Lines describing what was written, for printing.
 
     Raises:
         ValueError: for the keras format, when `output_path` does not end in `.keras` or
-            `.weights.h5`.
+            `.weights.h5`, or when `untrained` is not empty (a Keras file saves the whole
+            model).
 
     Example:
 
@@ -263,16 +287,32 @@ def write_model(model, output_path, output_format, spm_model_file=None):
     # deferred: keeps TensorFlow off this module's import
     from albert_tf.formats.tf1 import save_original_checkpoint
 
+    # deferred: keeps TensorFlow off this module's import
+    from albert_tf.formats.tfhub_export import export_tfhub
+
     output_path = os.fspath(output_path)
+    untrained = sorted(set(untrained) & set(original_variable_map(model)))
+    lines = [f"left out (not in the input, untrained): {n}" for n in untrained]
     if output_format == "keras_hub":
-        return [str(export_keras_hub_preset(model, output_path, spm_model_file))]
+        if any(n.startswith("cls/predictions/") for n in untrained):
+            model = model.albert  # a preset's masked-LM task would carry the untrained head
+        return lines + [str(export_keras_hub_preset(model, output_path, spm_model_file))]
     if output_format == "huggingface":
-        return [str(export_huggingface(model, output_path, spm_model_file))]
+        report = export_huggingface(model, output_path, spm_model_file, exclude=untrained)
+        return lines + [str(report)]
+    if output_format == "tfhub":
+        return lines + [str(export_tfhub(model, output_path, spm_model_file, exclude=untrained))]
     if output_format == "keras":
+        if untrained:
+            raise ValueError(
+                f"--output {output_path}: a Keras file saves the whole model, and the input "
+                f"holds no {untrained[0]} ({len(untrained)} untrained head variables); use "
+                "--model encoder, or another --output_format"
+            )
         _write_keras(model, output_path)
     else:
-        save_original_checkpoint(model, output_path)
-    lines = [f"wrote {output_path}"]
+        save_original_checkpoint(model, output_path, exclude=untrained)
+    lines.append(f"wrote {output_path}")
     config = (
         _write_config_beside(model, output_path) if not output_path.endswith(".keras") else None
     )
@@ -283,32 +323,38 @@ def _default_spm(input_path):
     return find_spm_model(_input_folder(os.fspath(input_path)))
 
 
-SOP_HEAD_PREFIX = "cls/seq_relationship/"
+# The pretraining heads: an input may lack them (TF2 releases have no sentence-order head) and a
+# format may have no place for them (keras-hub's pretrainer has none); never a fine-tuned head.
+PRETRAINING_HEADS = ("cls/seq_relationship/", "cls/predictions/")
 
 
 def _check_nothing_invented(model, report, output_format, allow_missing, log):
-    """An InputError when the output would hold random weights or lose a head (unless
-    `allow_missing`, then log lines list them)."""
+    """An InputError when the output would lack weights the model needs or lose a fine-tuned
+    head (unless `allow_missing`, then log lines list them); pretraining heads only get a note."""
     # deferred: keeps TensorFlow off this module's import
     from albert_tf.formats.tf1 import group_names
 
     # deferred: keeps TensorFlow off this module's import
     from albert_tf.interop.task_heads import left_out_by
 
-    dropped = left_out_by(model, output_format)
-    sop_head = [n for n in dropped if n.startswith(SOP_HEAD_PREFIX)]
-    if sop_head and len(sop_head) == len(dropped):
-        # A pretraining head, not a fine-tuned one: the format's pretrainer has no SOP head.
+    def split(names):
+        heads = [n for n in names if n.startswith(PRETRAINING_HEADS)]
+        return heads, [n for n in names if not n.startswith(PRETRAINING_HEADS)]
+
+    missing_heads, missing = split(report.missing)
+    dropped_heads, dropped = split(left_out_by(model, output_format))
+    if missing_heads:
+        log(f"note: the input has no {group_names(missing_heads)}; left out (never trained)")
+    if dropped_heads:
         log(
-            f"note: the {output_format} format has no sentence-order head; left out "
-            f"{group_names(sop_head)}"
+            f"note: the {output_format} format has no place for {group_names(dropped_heads)}; "
+            "left out (a pretraining head)"
         )
-        dropped = []
     problems = []
-    if report.missing:
+    if missing:
         problems.append(
-            f"{len(report.missing)} variables of {type(model).__name__} are not in the input and "
-            f"would be written with random values ({group_names(report.missing)})"
+            f"{len(missing)} variables of {type(model).__name__} are not in the input "
+            f"({group_names(missing)})"
         )
     if dropped:
         problems.append(
@@ -339,29 +385,31 @@ def convert_model(
     """Convert a model from any supported format to another, never inventing weights.
 
     The input's format is detected from its files (see `detect_format`): Google's TF1
-    checkpoint, a `.keras` or `.weights.h5` file, a keras-hub preset or a Hugging Face folder.
-    The SentencePiece model travels along to keras-hub and Hugging Face outputs. This is the
-    function behind `python -m albert_tf.convert`.
+    checkpoint, a `.keras` or `.weights.h5` file, a keras-hub preset, a Hugging Face folder, a
+    TF Hub / Kaggle SavedModel or a Model Garden TF2 checkpoint. The SentencePiece model
+    travels along to keras-hub, Hugging Face and TF Hub outputs. This is the function behind
+    `python -m albert_tf.convert`.
 
     Args:
         input_path: str or path-like. The model to read.
         output_path: str or path-like. Where to write: a checkpoint prefix (tf1), a `.keras`
-            or `.weights.h5` file (keras), or a folder (keras_hub, huggingface).
-        output_format: str or None. One of "tf1", "keras", "keras_hub", "huggingface".
-            Defaults to None: "keras" when `output_path` ends in `.keras` or `.weights.h5`,
-            else "tf1".
+            or `.weights.h5` file (keras), or a folder (keras_hub, huggingface, tfhub).
+        output_format: str or None. One of "tf1", "keras", "keras_hub", "huggingface",
+            "tfhub". Defaults to None: "keras" when `output_path` ends in `.keras` or
+            `.weights.h5`, else "tf1".
         albert_config_file: str or None. An `albert_config.json` for inputs that carry no
-            config (TF1, `.weights.h5`). Defaults to None: the one beside the input.
+            config (TF1, `.weights.h5`, Model Garden). Defaults to None: the one beside the
+            input.
         model_kind: str or None. What to build (see `read_model`): None for what the input
             says (a driver run's fine-tuned model with its head, a release's pretrainer),
             "encoder" to convert only the encoder. Defaults to None.
-        spm_model_file: str or None. The SentencePiece model for keras_hub and huggingface
-            outputs. Defaults to None: the one in the input's folder, if any.
+        spm_model_file: str or None. The SentencePiece model for keras_hub, huggingface and
+            tfhub outputs. Defaults to None: the one in the input's folder, if any.
         require_encoder: bool. For TF1 inputs, raise when an encoder variable is missing.
             Defaults to True.
-        allow_missing: bool. Write even when a variable of the model is not in the input (it
-            would be written with its random initial value; the report lists it) or when the
-            output format has no place for a head (it would be left out). Defaults to False:
+        allow_missing: bool. Write even when a variable of the model (beyond a pretraining
+            head) is not in the input, or when the output format has no place for a
+            fine-tuned head; either is left out of the output and logged. Defaults to False:
             either is an InputError.
         log: callable or None. Called with each line describing what was written. Defaults to
             None (silent).
@@ -371,8 +419,8 @@ def convert_model(
 
     Raises:
         ValueError: when `output_format` is unknown.
-        InputError: when the output would hold made-up weights or lose a head, and
-            `allow_missing` is False.
+        InputError: when the output would lack weights the model needs or lose a fine-tuned
+            head, and `allow_missing` is False.
 
     Example:
 
@@ -384,16 +432,17 @@ def convert_model(
     >>> len(report.loaded), len(report.ignored)
     (32, 7)
     >>> sorted(os.listdir(os.path.join(folder, "hf")))
-    ['config.json', 'model.safetensors', 'spiece.model', 'tokenizer_config.json']
+    ['config.json', 'model.safetensors', 'spiece.model', 'tokenizer.json', 'tokenizer_config.json']
     """
     if output_format is None:
         output_format = "keras" if _is_keras(output_path) else "tf1"
     if output_format not in FORMATS:
         raise ValueError(f"--output_format {output_format!r} is unknown; use one of {FORMATS}")
-    if spm_model_file is None and output_format in ("keras_hub", "huggingface"):
+    if spm_model_file is None and output_format in SPM_FORMATS:
         spm_model_file = _default_spm(input_path)
     model, report = read_model(input_path, albert_config_file, model_kind, require_encoder)
     _check_nothing_invented(model, report, output_format, allow_missing, log or (lambda _: None))
-    for line in write_model(model, output_path, output_format, spm_model_file):
+    lines = write_model(model, output_path, output_format, spm_model_file, report.missing)
+    for line in lines:
         (log or (lambda _: None))(line)
     return report

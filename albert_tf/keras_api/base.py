@@ -23,6 +23,7 @@ from albert_tf.engine.init_checkpoint import init_from_checkpoint
 from albert_tf.engine.optimizers import create_optimizer
 from albert_tf.formats.common import find_tokenizer
 from albert_tf.formats.tf1 import group_names, resolve_checkpoint_path
+from albert_tf.formats.tfhub import source_kind, tfhub_config
 from albert_tf.keras_api import data
 from albert_tf.modeling.padding_free import set_padding_free
 
@@ -34,7 +35,7 @@ def _find_tokenizer(folder, spm_model_file, vocab_file):
     SentencePiece model (30k-clean.model...), else its WordPiece vocabulary (Google's Chinese
     releases)."""
     for name, given in (("spm_model_file", spm_model_file), ("vocab_file", vocab_file)):
-        if given is not None and not fileio.isfile(given):
+        if given is not None and not fileio.exists(given):  # an spm model may be a TF Hub folder
             raise InputError(f"{name} {given}: no such file")
     try:
         spm, vocab = find_tokenizer(folder, spm_model_file, vocab_file)
@@ -44,11 +45,28 @@ def _find_tokenizer(folder, spm_model_file, vocab_file):
 
 
 def _find_config(folder, albert_config_file):
-    """The AlbertConfig of albert_config_file, else of the folder's albert_config.json."""
+    """The config given, else the folder's albert_config.json, else (a TF Hub SavedModel or
+    Model Garden checkpoint) the one read off the release."""
     path = albert_config_file or fileio.join(folder, CONFIG_NAME)
+    if not fileio.isfile(path) and source_kind(folder) is not None:
+        return tfhub_config(folder, albert_config_file)
     if not fileio.isfile(path):
         raise InputError(f"{folder}: no {CONFIG_NAME}; pass albert_config_file")
     return AlbertConfig.from_json_file(path)
+
+
+def _checkpoint_in(folder):
+    """The weights of a release folder: model.ckpt-best, the folder itself when it is a TF Hub
+    SavedModel or holds a Model Garden checkpoint, else its checkpoint."""
+    best = fileio.join(folder, "model.ckpt-best")
+    if fileio.isfile(best + ".index"):
+        return best
+    if source_kind(folder) is not None:
+        return folder
+    try:
+        return resolve_checkpoint_path(folder)
+    except FileNotFoundError as e:
+        raise InputError(f"from_pretrained: {e}") from None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -380,7 +398,10 @@ class TextTaskMixin:
         `30k-clean.model`; or `vocab_chinese.txt` / `vocab.txt` for the WordPiece releases), a
         training run's `output_dir` (its `model.ckpt-best`, else its latest checkpoint; pass
         `albert_config_file`, `spm_model_file` or `vocab_file` where it has none), or a
-        `.keras` file saved from this class. From a folder, the encoder loads from the
+        `.keras` file saved from this class. A TF Hub / Kaggle SavedModel folder
+        (`albert_en_base/3`) works too: its config is read off it, its tokenizer is its
+        `assets/30k-clean.model`, and `spm_model_file` may be a TF Hub preprocessing folder
+        (`albert_en_preprocess/3`). From a folder, the encoder loads from the
         checkpoint and a task head the checkpoint lacks starts from random values. A default
         `sequence_length` is cut to the model's `max_position_embeddings`.
 
@@ -421,11 +442,7 @@ class TextTaskMixin:
             spm, do_lower_case=do_lower_case, vocab_file=vocab, **split, **(preprocessor_args or {})
         )
         model = cls(config, preprocessor=preprocessor, **model_args)
-        best = fileio.join(path, "model.ckpt-best")
-        try:
-            ckpt = best if fileio.isfile(best + ".index") else resolve_checkpoint_path(path)
-        except FileNotFoundError as e:
-            raise InputError(f"from_pretrained: {e}") from None
+        ckpt = _checkpoint_in(path)
         report = init_from_checkpoint(model, ckpt)
         if report is not None and report.missing:
             # a warning, not INFO: notebooks show warnings, and a head that starts random

@@ -10,9 +10,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from albert_tf.core.fileio import file_fingerprint
 from albert_tf.text.normalization import preprocess_text
 from albert_tf.text.tokenization import FullTokenizer
+from albert_tf.text.vocab_files import tokenizer_fingerprint
 
 
 @dataclasses.dataclass
@@ -135,6 +135,6 @@ class TextEncoder:
         """
         path = self.spm_model_file or self.vocab_file
         return {
-            "tokenizer": file_fingerprint(path) if path else None,
+            "tokenizer": tokenizer_fingerprint(path) if path else None,
             "do_lower_case": self.do_lower_case,
         }

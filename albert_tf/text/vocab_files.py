@@ -3,9 +3,13 @@ one-line errors that say what kind of file was passed instead."""
 
 from __future__ import annotations
 
+import hashlib
+
 import sentencepiece as spm
 
 from albert_tf.core import fileio
+
+SPM_OP = "SentencepieceOp"  # tf-text's op that holds the model proto in its `model` attribute
 
 
 def _read_bytes(path: str) -> bytes:
@@ -32,9 +36,52 @@ def _describe_text_file(data: bytes) -> str | None:
     return "a text file, not a SentencePiece model"
 
 
+def read_spm_model(path) -> bytes:
+    """The bytes of a SentencePiece model: a `.model` file, or a TF Hub SavedModel folder, a
+    preprocessing model (`albert_en_preprocess/3`: the model proto sits in its SentencePiece
+    op) or an encoder (its `assets/*.model`). Other folders are a ValueError naming the path."""
+    path = str(path)
+    if fileio.is_folder(path):
+        return _saved_model_spm(path)
+    return _read_bytes(path)
+
+
+def _saved_model_spm(folder: str) -> bytes:
+    # deferred: reading a SavedModel imports TensorFlow, which a tokenizer of a file never needs
+    from albert_tf.formats.saved_model_proto import is_saved_model, read_saved_model
+
+    if not is_saved_model(folder):
+        raise ValueError(
+            f"{folder} is a folder, not a SentencePiece model (nor a TF Hub SavedModel with one)"
+        )
+    assets = fileio.join(folder, "assets")
+    models = (
+        sorted(n for n in fileio.listdir(assets) if n.endswith(".model"))
+        if (fileio.isdir(assets))
+        else []
+    )
+    if models:
+        return _read_bytes(fileio.join(assets, models[0]))
+    protos = [p for p in read_saved_model(folder).op_attrs(SPM_OP, "model") if p]
+    if not protos:
+        raise ValueError(
+            f"SavedModel {folder} holds no SentencePiece model (no assets/*.model, no {SPM_OP} op)"
+        )
+    if len(protos) > 1:
+        raise ValueError(f"SavedModel {folder} holds {len(protos)} different SentencePiece models")
+    return protos[0]
+
+
+def tokenizer_fingerprint(path) -> str:
+    """SHA-256 of a tokenizer's bytes (a SentencePiece model or a vocabulary file, or the
+    SentencePiece model of a TF Hub SavedModel folder), for cache keys."""
+    return hashlib.sha256(read_spm_model(path)).hexdigest()
+
+
 def load_sentencepiece(path: str):
-    """Loads a SentencePiece model with one-line errors for missing, text or corrupt files."""
-    data = _read_bytes(path)
+    """Loads a SentencePiece model (a file, or a TF Hub SavedModel folder holding one) with
+    one-line errors for missing, text or corrupt files."""
+    data = read_spm_model(path)
     kind = _describe_text_file(data)
     if kind is not None:
         raise ValueError(f"{path} is {kind}")

@@ -29,6 +29,7 @@ from albert_tf.tasks.squad.features import (
     SquadFeature,
     convert_examples_to_features,
 )
+from albert_tf.text.vocab_files import tokenizer_fingerprint
 
 
 def squad_feature_spec(max_seq_length: int, is_training: bool) -> dict:
@@ -93,7 +94,7 @@ def cached_squad_records(
     params = {
         "task": "squad",
         "input_file": records.file_fingerprint(input_file),
-        "tokenizer_file": records.file_fingerprint(spm_model_file),
+        "tokenizer_file": tokenizer_fingerprint(spm_model_file),
         "is_training": bool(is_training),
         "version_2": bool(version_2_with_negative),
         "max_seq_length": max_seq_length,
