@@ -17,7 +17,7 @@ from absl import flags
 import numpy as np
 import pytest
 
-from albert_tf.engine.validation import fit_warmup_to_run, scaled_warmup
+from albert_tf.engine.warmup import fit_warmup_to_run, scaled_warmup
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "fixtures" / "albert_tiny"

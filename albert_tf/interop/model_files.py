@@ -217,7 +217,10 @@ def _checkpoint_model(path, config_file, model_kind):
 
 def _read_keras(path, config_file, model_kind):
     if path.endswith(".keras"):
-        return load_model(path)  # registers every albert_tf class a .keras file may name
+        model = load_model(path)  # registers every albert_tf class a .keras file may name
+        if model_kind == "encoder" and hasattr(model, "albert"):
+            return model.albert  # the encoder of a task model (its head left behind on purpose)
+        return model
     # a .weights.h5 file carries no config: --albert_config_file, else the one written beside it
     model = build_model(_config_for(path, config_file), model_kind)
     with fileio.local_copy(path) as local:

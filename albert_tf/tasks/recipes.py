@@ -23,7 +23,7 @@ from typing import Optional
 from absl import logging
 
 from albert_tf.core.errors import InputError
-from albert_tf.engine.validation import scaled_warmup
+from albert_tf.engine.warmup import scaled_warmup
 
 PAPER = "ALBERT paper (arXiv 1909.11942 v6) Table 14"
 

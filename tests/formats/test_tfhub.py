@@ -403,7 +403,7 @@ def test_driver_initialises_from_a_tfhub_folder(tmp_path, data_dir):
     ]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
-    assert f"checkpoint {TFHUB / 'albert_tiny_model'}: loaded 25 variables" in r.stderr
+    assert f"{TFHUB / 'albert_tiny_model'}: loaded 25 variables" in r.stderr
     assert (out / "ckpt-2.index").is_file()
 
 
