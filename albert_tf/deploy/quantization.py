@@ -103,53 +103,60 @@ def configure(converter, quantize: str, examples=None) -> None:
         converter.representative_dataset = lambda: iter(examples)
 
 
-def _softmax(x, axis=-1):
-    x = np.asarray(x, np.float64)
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
+def _masked_softmax(logits, mask):
+    """Softmax over the real positions only (padding's logits are of no meaning: Keras'
+    padding-free encoder leaves them at the bias, the fixed-shape file computes them)."""
+    x = np.where(np.asarray(mask) > 0, np.asarray(logits, np.float64), -np.inf)
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
 
 
-def probabilities(kind: str, outputs: dict) -> list:
-    """The probability-like arrays of a kind's outputs (span logits through a softmax)."""
-    if kind in ("squad_v1",):
-        return [_softmax(outputs["start_logits"]), _softmax(outputs["end_logits"])]
+def probabilities(kind: str, outputs: dict, mask) -> list:
+    """The probability-like arrays of a kind's outputs on real positions (span logits through a
+    softmax over the real positions, token probabilities of the real tokens)."""
+    if kind == "squad_v1":
+        return [_masked_softmax(outputs[k], mask) for k in ("start_logits", "end_logits")]
     if kind == "squad_v2":
         return [np.exp(outputs["start_top_log_probs"]), np.exp(outputs["end_top_log_probs"])]
+    if kind == "token_classifier":
+        return [np.asarray(outputs["probabilities"])[np.asarray(mask) > 0]]
     if "probabilities" in outputs:
         return [np.asarray(outputs["probabilities"])]
     return []
 
 
-def decisions(kind: str, outputs: dict, token_mask=None):
+def decisions(kind: str, outputs: dict, mask):
     """What a kind's outputs decide, one row per example (or per real token): the argmax
-    class, the labels over 0.5, the span's start and end, or None (regression, features)."""
+    class, the labels over 0.5, the span's start and end on real positions, or None
+    (regression, features)."""
     if kind in ("classifier", "multiple_choice"):
         return np.argmax(outputs["probabilities"], -1)[:, None]
     if kind == "multi_label":
         return np.asarray(outputs["probabilities"]) >= 0.5
     if kind == "token_classifier":
         labels = np.argmax(outputs["probabilities"], -1)
-        return labels[np.asarray(token_mask) > 0][:, None]
+        return labels[np.asarray(mask) > 0][:, None]
     if kind == "squad_v1":
-        return np.stack([np.argmax(outputs[k], -1) for k in ("start_logits", "end_logits")], -1)
+        return np.stack([np.argmax(p, -1) for p in probabilities(kind, outputs, mask)], -1)
     if kind == "squad_v2":
         return np.stack([outputs["start_top_index"][:, 0], outputs["end_top_index"][:, 0]], -1)
     return None
 
 
-def compare_outputs(kind: str, reference: dict, other: dict, token_mask=None) -> dict:
+def compare_outputs(kind: str, reference: dict, other: dict, mask) -> dict:
     """How far `other`'s outputs (a LiteRT file's) are from `reference`'s (float32 Keras), on
-    the same examples.
+    the same real examples.
 
     Args:
         kind: The model kind (see `litert.model_kind`).
         reference: {output name: array [examples, ...]}.
         other: The same names, the same shapes.
-        token_mask: [examples, length] input_mask, for the token classifier's agreement.
+        mask: [examples, length] input_mask: which positions are real.
 
     Returns:
         {"examples", "agreement" (the share of equal decisions; None where a kind decides
-        nothing), "max_probability_change", "max_abs_difference"}.
+        nothing), "max_probability_change" (on real positions), "max_abs_difference" (of any
+        output, padding included)}.
     """
     names = sorted(set(reference) & set(other))
     diff = max(
@@ -158,9 +165,9 @@ def compare_outputs(kind: str, reference: dict, other: dict, token_mask=None) ->
     )
     change = [
         float(np.max(np.abs(a - b), initial=0.0))
-        for a, b in zip(probabilities(kind, reference), probabilities(kind, other))
+        for a, b in zip(probabilities(kind, reference, mask), probabilities(kind, other, mask))
     ]
-    mine, theirs = decisions(kind, reference, token_mask), decisions(kind, other, token_mask)
+    mine, theirs = decisions(kind, reference, mask), decisions(kind, other, mask)
     agreement = None
     if mine is not None and len(mine):
         agreement = float(np.mean(np.all(mine == theirs, axis=-1)))

@@ -3,13 +3,19 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 from albert_tf.core.errors import InputError
 
-SAVED_MODEL, LITERT, ONNX = "saved_model", "litert", "onnx"
+SAVED_MODEL = "saved_model"
+LITERT = "litert"
+ONNX = "onnx"
 EXPORT_FORMATS = (SAVED_MODEL, LITERT, ONNX)
 # none: float32; float16: float16 weights; dynamic_int8: int8 weights, float activations;
 # int8: full integer (weights and activations, calibrated), float input and output
 QUANTIZE_MODES = ("none", "float16", "dynamic_int8", "int8")
+# the ONNX exporter's module, looked up without importing it (it imports tf2onnx)
+ONNX_MODULE = "albert_tf.deploy.onnx"
 
 
 def parse_export_formats(value) -> tuple:
@@ -42,3 +48,19 @@ def check_quantize(quantize, formats) -> str:
             f"--quantize={quantize} quantizes the LiteRT file: add litert to --export_format"
         )
     return quantize
+
+
+def check_available(formats, quantize) -> None:
+    """What the exports need beyond their flags, found before any work: the ONNX exporter for
+    onnx, ai-edge-litert to measure a quantized LiteRT file.
+
+    Raises:
+        InputError: naming the flag whose export cannot run here.
+    """
+    if ONNX in formats and importlib.util.find_spec(ONNX_MODULE) is None:
+        raise InputError(f"--export_format=onnx: {ONNX_MODULE} is not in this albert_tf")
+    if quantize != "none" and importlib.util.find_spec("ai_edge_litert") is None:
+        raise InputError(
+            f"--quantize={quantize}: measuring the quantized file needs ai-edge-litert "
+            '(pip install "albert_tf[deploy]")'
+        )

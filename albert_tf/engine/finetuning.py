@@ -403,5 +403,5 @@ def _use_best_checkpoint(task, model_fn, opts, strategy, *, do_eval, do_predict,
         )
     if export_fn:
         results["export_dir"] = export_fn(model)
-        logging.info("exported the raw-text SavedModel to %s", results["export_dir"])
+        logging.info("exported to %s", results["export_dir"])
     return results

@@ -11,6 +11,11 @@ import time
 from albert_tf.core import fileio
 from albert_tf.core.errors import InputError
 from albert_tf.engine import validation as v
+from albert_tf.engine.export_formats import (
+    check_available,
+    check_quantize,
+    parse_export_formats,
+)
 
 README = """# ALBERT SavedModel ({what})
 
@@ -37,9 +42,17 @@ NEEDS_TOKENIZER = (
 
 def check_export_flags(FLAGS):
     """--export_dir: a writable folder, and the tokenizer the graph will run
-    (--spm_model_file, or a WordPiece --vocab_file)."""
+    (--spm_model_file, or a WordPiece --vocab_file); --export_format a list of known formats
+    and --quantize a known mode for a LiteRT file (neither without --export_dir)."""
+    formats = parse_export_formats(v.flag_value(FLAGS, "export_format") or "saved_model")
+    quantize = v.flag_value(FLAGS, "quantize") or "none"
+    check_quantize(quantize, formats)
     if not v.flag_value(FLAGS, "export_dir"):
+        for name in ("export_format", "quantize"):
+            if name in FLAGS and FLAGS[name].present:
+                raise InputError(f"--{name} says what --export_dir gets: give --export_dir too")
         return
+    check_available(formats, quantize)
     v.check_output_dir("export_dir", FLAGS.export_dir)
     if not (FLAGS.spm_model_file or v.flag_value(FLAGS, "vocab_file")):
         raise InputError(NEEDS_TOKENIZER)
@@ -73,28 +86,54 @@ def _example_call(signature) -> str:
     return ", ".join(args)
 
 
-def save_module(module, signature, export_dir, what, inputs, outputs) -> str:
+def save_module(module, signature, export_dir, what, inputs, outputs, *, also=()) -> str:
     """Saves `module` with `signature` as serving_default into a fresh version folder
     `export_dir/<version>` (any filesystem; version: unix seconds, above every version there),
-    with a README.md on how to load it; returns that folder. No export is ever renamed or
-    overwritten, so a server watching export_dir never sees half of one. Local: written to a
-    hidden scratch folder in export_dir, then renamed to its version. Remote (no atomic rename
-    on a bucket): uploaded straight to its version with saved_model.pb last."""
+    with a README.md on how to load it; returns that folder. `also`: writers of the other
+    export formats of the same version (see `write_version`)."""
+    example = _example_call(signature)
+
+    def saved_model(folder, target):
+        _save(module, signature, folder)
+        return README.format(
+            what=what, name=target, example=example, inputs=inputs, outputs=outputs
+        )
+
+    return write_version(export_dir, [saved_model, *also])
+
+
+def _numbered(export_dir) -> list:
+    """Every numbered folder in export_dir (complete versions or not)."""
+    if not fileio.isdir(export_dir):
+        return []
+    return [int(n.rstrip("/")) for n in fileio.listdir(export_dir) if n.rstrip("/").isdigit()]
+
+
+def write_version(export_dir, writers) -> str:
+    """A fresh version folder `export_dir/<version>` (unix seconds, above every numbered folder
+    there) filled by each `writer(folder, version_folder) -> README text` (`folder`: where to
+    write now; `version_folder`: where the files will be read), the texts joined into its
+    README.md; returns it. No export is ever renamed or overwritten, so a server watching
+    export_dir never sees half of one: locally everything is written to a hidden scratch
+    folder in export_dir, then renamed to its version; on a bucket (no atomic rename) uploaded
+    straight to its version, README.md then saved_model.pb last."""
     export_dir = fileio.abspath(os.fspath(export_dir))
-    target = fileio.join(
-        export_dir, str(max([int(time.time())] + [v + 1 for v in export_versions(export_dir)]))
-    )
-    readme = README.format(
-        what=what, name=target, example=_example_call(signature), inputs=inputs, outputs=outputs
-    )
+    version = max([int(time.time())] + [v + 1 for v in _numbered(export_dir)])
+    target = fileio.join(export_dir, str(version))
+
+    def fill(folder):
+        fileio.makedirs(folder)
+        sections = [writer(folder, target) for writer in writers]
+        fileio.write_text(fileio.join(folder, "README.md"), "\n".join(sections))
+
     if fileio.is_remote(target):
-        with fileio.output_folder(target, last=("saved_model.pb",)) as local:
-            _save(module, signature, local, readme)
+        with fileio.output_folder(target, last=("README.md", "saved_model.pb")) as local:
+            fill(local)
         return target
     fileio.makedirs(export_dir)
     with fileio.scratch_folder(beside=target, prefix=".export-tmp-") as scratch:
         tmp = fileio.join(scratch, "new")
-        _save(module, signature, tmp, readme)
+        fill(tmp)
         fileio.rename(tmp, target)
     return target
 
@@ -127,12 +166,11 @@ def latest_export(path) -> str:
     return fileio.join(path, str(versions[-1]))
 
 
-def _save(module, signature, folder, readme):
+def _save(module, signature, folder):
     # deferred: keeps TensorFlow off this module's import
     import tensorflow as tf
 
     tf.saved_model.save(module, folder, signatures={"serving_default": signature})
-    fileio.write_text(fileio.join(folder, "README.md"), readme)
 
 
 def load_saved_model(path):

@@ -55,8 +55,10 @@ class TextClassifierModule(tf.Module):
         }
 
 
-def export_text_classifier(model, task, export_dir) -> str:
-    """Export a GLUE classifier with a raw-text `serving_default` signature (text_a[, text_b])."""
+def export_text_classifier(model, task, export_dir, *, also=()) -> str:
+    """Export a GLUE classifier with a raw-text `serving_default` signature (text_a[, text_b]).
+
+    `also`: the other formats' writers for the same version folder (serving.write_version)."""
     tokenizer = serving.encoder_tokenizer(task.encoder)
     pair = task.processor.has_text_b()
     threshold = task.export_threshold(model) if task.multi_label else None
@@ -88,4 +90,5 @@ def export_text_classifier(model, task, export_dir) -> str:
         f"GLUE {task.task}",
         "`text_a`, `text_b` [batch] strings" if pair else "`text_a` [batch] strings",
         outputs,
+        also=also,
     )

@@ -307,9 +307,11 @@ def run_glue(
     do_predict=False,
     dropout_prob=0.1,
     export_dir=None,
+    export_fn=None,
 ) -> dict:
-    """Google's run_classifier flow on the shared runner, plus a raw-text SavedModel export."""
-    export_fn = exporter(export_text_classifier, task, export_dir)
+    """Google's run_classifier flow on the shared runner, plus a raw-text SavedModel export
+    (to export_dir; or export_fn(model), e.g. the driver's --export_format exports)."""
+    export_fn = export_fn or exporter(export_text_classifier, task, export_dir)
     return finetuning.run_finetuning(
         task,
         classifier_model_fn(config, task, dropout_prob),

@@ -46,8 +46,10 @@ class TokenClassifierModule(tf.Module):
         }
 
 
-def export_token_classifier(model, task, export_dir) -> str:
-    """Export an NER model with a raw-text `serving_default` signature (text → word labels)."""
+def export_token_classifier(model, task, export_dir, *, also=()) -> str:
+    """Export an NER model with a raw-text `serving_default` signature (text → word labels).
+
+    `also`: the other formats' writers for the same version folder (serving.write_version)."""
     tokenizer = serving.encoder_tokenizer(task.encoder)
     module = TokenClassifierModule(model, tokenizer, task.max_seq_length, task.labels)
     return serving.save_module(
@@ -58,4 +60,5 @@ def export_token_classifier(model, task, export_dir) -> str:
         "`text` [batch] strings, words separated by whitespace",
         "`words`, `labels` [batch, words] strings (\"\" past the text's "
         "words), `num_words` [batch] int32",
+        also=also,
     )

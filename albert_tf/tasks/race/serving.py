@@ -66,8 +66,10 @@ class RaceModule(tf.Module):
         return {"probabilities": probs, "prediction": pred, "letter": tf.gather(self.letters, pred)}
 
 
-def export_race(model, task, export_dir) -> str:
-    """Export a RACE model with a raw-text `serving_default` signature."""
+def export_race(model, task, export_dir, *, also=()) -> str:
+    """Export a RACE model with a raw-text `serving_default` signature.
+
+    `also`: the other formats' writers for the same version folder (serving.write_version)."""
     tokenizer = serving.encoder_tokenizer(task.encoder)
     module = RaceModule(model, tokenizer, task.max_seq_length, task.max_qa_length)
     return serving.save_module(
@@ -78,4 +80,5 @@ def export_race(model, task, export_dir) -> str:
         "`article` [batch], `question` [batch], `options` [batch, 4] strings",
         "`probabilities` [batch, 4] float, `prediction` [batch] int32 index, `letter` "
         "[batch] \"A\"..\"D\"",
+        also=also,
     )

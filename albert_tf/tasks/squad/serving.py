@@ -228,8 +228,10 @@ class SquadModule(tf.Module):
         return out
 
 
-def export_squad(model, task, export_dir) -> str:
-    """Export a SQuAD model with a raw-text `serving_default` signature (question, context)."""
+def export_squad(model, task, export_dir, *, also=()) -> str:
+    """Export a SQuAD model with a raw-text `serving_default` signature (question, context).
+
+    `also`: the other formats' writers for the same version folder (serving.write_version)."""
     tokenizer = serving.graph_tokenizer(task.spm_model_file, task.s.do_lower_case, task.vocab_file)
     module = SquadModule(model, tokenizer, task.s)
     outputs = (
@@ -248,4 +250,5 @@ def export_squad(model, task, export_dir) -> str:
         "SQuAD " + ("v2.0" if task.s.version_2_with_negative else "v1.1"),
         "`question`, `context` [batch] strings",
         outputs,
+        also=also,
     )
