@@ -211,7 +211,11 @@ def convert(model, serve, specs: dict, quantize="none", examples=None, tracked=(
     `tracked` modules'), frozen through Keras' ExportArchive; built-in ops, and tf-text's
     custom ops when the graph has them (a string-input file)."""
     archive = keras.export.ExportArchive()
-    archive.track(model)
+    # the model's variables, not the model: a text model's preprocessor (lookup tables the
+    # file does not use, and LiteRT cannot hold) stays out
+    weights = tf.Module(name="weights")
+    weights.variables_list = list(model.variables)
+    archive.track(weights)
     for module in tracked:
         archive.track(module)
     archive.add_endpoint("serving_default", serve, input_signature=[specs])
