@@ -85,7 +85,11 @@ def main(argv):
     strategy = validation.strategy_from_flags(FLAGS, "train_batch_size")
     config = validate_classifier(FLAGS)
     # deferred: flags are parsed and checked before TensorFlow loads
-    from albert_tf.tasks.glue.task import GlueTask, run_glue
+    from albert_tf.deploy.driver_exports import exporter_from_flags
+
+    # deferred: flags are parsed and checked before TensorFlow loads
+    from albert_tf.tasks.glue.serving import export_text_classifier
+    from albert_tf.tasks.glue.task import GlueTask, run_glue  # deferred: as above
 
     opts = options_from_flags(FLAGS)
     encoder = TextEncoder.from_files(FLAGS.spm_model_file, FLAGS.vocab_file, FLAGS.do_lower_case)
@@ -108,7 +112,7 @@ def main(argv):
         do_eval=FLAGS.do_eval,
         do_predict=FLAGS.do_predict,
         dropout_prob=FLAGS.dropout_prob,
-        export_dir=FLAGS.export_dir,
+        export_fn=exporter_from_flags(export_text_classifier, task, FLAGS),
     )
 
 

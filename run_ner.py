@@ -9,7 +9,6 @@ from albert_tf.engine import cli, validation
 from albert_tf.engine.flags import define_finetuning_flags, options_from_flags
 from albert_tf.tasks.ner.validate import preload_ner, task_labels, validate_ner
 from albert_tf.tasks.recipes import apply_recipe
-from albert_tf.tasks.serving import exporter
 from albert_tf.text.encoding import TextEncoder
 
 FLAGS = flags.FLAGS
@@ -64,7 +63,8 @@ def main(argv):
     strategy = validation.strategy_from_flags(FLAGS, "train_batch_size")
     config = validate_ner(FLAGS)
     # deferred: flags are parsed and checked before TensorFlow loads
-    from albert_tf.engine.finetuning import run_finetuning
+    from albert_tf.deploy.driver_exports import exporter_from_flags
+    from albert_tf.engine.finetuning import run_finetuning  # deferred: as above
 
     # deferred: flags are parsed and checked before TensorFlow loads
     from albert_tf.tasks.ner.serving import export_token_classifier
@@ -92,7 +92,7 @@ def main(argv):
         do_train=FLAGS.do_train,
         do_eval=FLAGS.do_eval,
         do_predict=FLAGS.do_predict,
-        export_fn=exporter(export_token_classifier, task, FLAGS.export_dir),
+        export_fn=exporter_from_flags(export_token_classifier, task, FLAGS),
     )
 
 

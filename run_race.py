@@ -6,7 +6,6 @@ from albert_tf.engine import cli, validation
 from albert_tf.engine.flags import define_finetuning_flags, options_from_flags
 from albert_tf.tasks.race.validate import preload_race, validate_race
 from albert_tf.tasks.recipes import apply_recipe
-from albert_tf.tasks.serving import exporter
 from albert_tf.text.encoding import TextEncoder
 
 FLAGS = flags.FLAGS
@@ -76,7 +75,8 @@ def main(argv):
     )
     preload_race(task, FLAGS)
     # deferred: flags are parsed and checked before TensorFlow loads
-    from albert_tf.tasks.race.serving import export_race
+    from albert_tf.deploy.driver_exports import exporter_from_flags
+    from albert_tf.tasks.race.serving import export_race  # deferred: as above
 
     run_finetuning(
         task,
@@ -86,7 +86,7 @@ def main(argv):
         do_train=FLAGS.do_train,
         do_eval=FLAGS.do_eval,
         do_predict=FLAGS.do_predict,
-        export_fn=exporter(export_race, task, FLAGS.export_dir),
+        export_fn=exporter_from_flags(export_race, task, FLAGS),
     )
 
 

@@ -8,7 +8,6 @@ from absl import flags
 from albert_tf.engine import cli, validation
 from albert_tf.engine.flags import define_finetuning_flags, options_from_flags
 from albert_tf.tasks.recipes import apply_recipe
-from albert_tf.tasks.serving import exporter
 from albert_tf.tasks.squad.validate import preload_squad, validate_squad
 from albert_tf.text.tokenization import FullTokenizer
 
@@ -122,7 +121,8 @@ def main(argv):
     FLAGS.warmup_step = FLAGS.warmup_step or 0
     opts = options_from_flags(FLAGS)
     # deferred: flags are parsed and checked before TensorFlow loads
-    from albert_tf.tasks.squad.serving import export_squad
+    from albert_tf.deploy.driver_exports import exporter_from_flags
+    from albert_tf.tasks.squad.serving import export_squad  # deferred: as above
 
     run_finetuning(
         task,
@@ -132,7 +132,7 @@ def main(argv):
         do_train=FLAGS.do_train,
         do_eval=FLAGS.do_eval,
         do_predict=FLAGS.do_predict,
-        export_fn=exporter(export_squad, task, FLAGS.export_dir),
+        export_fn=exporter_from_flags(export_squad, task, FLAGS),
     )
 
 

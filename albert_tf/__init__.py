@@ -89,6 +89,8 @@ _EXPORTS = {
     "load_saved_model": "albert_tf.tasks.serving",
     "bucket_lengths": "albert_tf.engine.bucketing",
     "bucket_by_length": "albert_tf.engine.finetuning",
+    "export_litert": "albert_tf.deploy.litert",
+    "load_litert": "albert_tf.deploy.runtime",
 }
 
 

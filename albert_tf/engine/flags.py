@@ -5,6 +5,7 @@ from absl import flags
 
 from albert_tf.core.errors import InputError
 from albert_tf.engine.distribution_flags import define_distribution_flags
+from albert_tf.engine.export_formats import EXPORT_FORMATS, QUANTIZE_MODES
 from albert_tf.engine.finetuning_options import FineTuningOptions
 
 COMMON_DEFAULTS = dict(
@@ -56,6 +57,22 @@ def _define_file_flags():
         "version folder export_dir/<unix seconds> (TF Serving's layout; needs "
         "--spm_model_file or --vocab_file; albert_tf.load_saved_model(export_dir) "
         "loads the newest).",
+    )
+    flags.DEFINE_string(
+        "export_format",
+        "saved_model",
+        "What --export_dir's new version folder holds, a comma list of "
+        f"{', '.join(EXPORT_FORMATS)}: the raw-text SavedModel (TF Serving), a LiteRT "
+        "model.tflite (fixed "
+        "[1, max_seq_length] inputs; TFLite Task Library metadata for classifiers and SQuAD "
+        "v1.1 at 384), model.onnx. README.md says how to load each (docs/deployment.md).",
+    )
+    flags.DEFINE_string(
+        "quantize",
+        "none",
+        f"The LiteRT file's quantization, one of {', '.join(QUANTIZE_MODES)} (int8: full "
+        "integer, calibrated on 100 train records); a quantized export is measured on dev "
+        "against the float32 model (quantization_report.json beside it).",
     )
 
 

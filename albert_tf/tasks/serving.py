@@ -15,6 +15,11 @@ import time
 from albert_tf.core import fileio
 from albert_tf.core.errors import InputError
 from albert_tf.engine import validation as v
+from albert_tf.engine.export_formats import (
+    check_available,
+    check_quantize,
+    parse_export_formats,
+)
 
 README = """# ALBERT SavedModel ({what})
 
@@ -40,20 +45,31 @@ NEEDS_TOKENIZER = (
 
 
 def check_export_flags(FLAGS):
-    """Checks the --export_dir flag of a driver: a writable folder and a tokenizer to export.
+    """Checks the export flags of a driver: --export_dir, --export_format and --quantize.
 
-    Does nothing when --export_dir is not set.
+    --export_dir must be a writable folder, and the exported graph needs a tokenizer
+    (--spm_model_file, or a WordPiece --vocab_file); --export_format must be a list of known
+    formats and --quantize a known mode for a LiteRT file. Neither --export_format nor
+    --quantize means anything without --export_dir.
 
     Args:
         FLAGS: absl.flags.FlagValues. The driver's flags (export_dir, spm_model_file and,
-            where the driver has it, vocab_file).
+            where the driver has them, vocab_file, export_format and quantize).
 
     Raises:
-        InputError: when the folder cannot be written, or neither --spm_model_file nor
-            --vocab_file is given (the exported graph tokenizes raw text).
+        InputError: when the folder cannot be written, no tokenizer is given, a format or
+            quantization mode is unknown or its packages are missing, or --export_format /
+            --quantize come without --export_dir.
     """
+    formats = parse_export_formats(v.flag_value(FLAGS, "export_format") or "saved_model")
+    quantize = v.flag_value(FLAGS, "quantize") or "none"
+    check_quantize(quantize, formats)
     if not v.flag_value(FLAGS, "export_dir"):
+        for name in ("export_format", "quantize"):
+            if name in FLAGS and FLAGS[name].present:
+                raise InputError(f"--{name} says what --export_dir gets: give --export_dir too")
         return
+    check_available(formats, quantize)
     v.check_output_dir("export_dir", FLAGS.export_dir)
     if not (FLAGS.spm_model_file or v.flag_value(FLAGS, "vocab_file")):
         raise InputError(NEEDS_TOKENIZER)
@@ -116,15 +132,12 @@ def _example_call(signature) -> str:
     return ", ".join(args)
 
 
-def save_module(module, signature, export_dir, what, inputs, outputs) -> str:
+def save_module(module, signature, export_dir, what, inputs, outputs, *, also=()) -> str:
     """Saves a module as a new version of a SavedModel export, with a README on loading it.
 
     The version folder is `export_dir/<version>`, the version being the current unix time in
-    seconds, or one more than the newest version already there. No export is ever renamed
-    over or overwritten, so a server watching `export_dir` never sees half of one: on a local
-    disk the model is written to a hidden scratch folder in `export_dir` and then renamed to
-    its version; on a remote filesystem (a bucket has no atomic rename) it is uploaded
-    straight to its version with saved_model.pb last. Works on any filesystem albert_tf
+    seconds, or one more than the newest version already there (see `write_version`, which
+    also says how no export is ever seen half-written). Works on any filesystem albert_tf
     writes.
 
     Args:
@@ -134,25 +147,65 @@ def save_module(module, signature, export_dir, what, inputs, outputs) -> str:
         what: str. What the model is, for the README's title (e.g. "GLUE mrpc").
         inputs: str. The README's description of the signature's inputs.
         outputs: str. The README's description of its outputs.
+        also: Writers of the other export formats of the same version (LiteRT, ONNX), each
+            as `write_version` takes them. Defaults to none.
+
+    Returns:
+        str. The version folder written.
+    """
+    example = _example_call(signature)
+
+    def saved_model(folder, target):
+        _save(module, signature, folder)
+        return README.format(
+            what=what, name=target, example=example, inputs=inputs, outputs=outputs
+        )
+
+    return write_version(export_dir, [saved_model, *also])
+
+
+def _numbered(export_dir) -> list:
+    """Every numbered folder in export_dir (complete versions or not)."""
+    if not fileio.isdir(export_dir):
+        return []
+    return [int(n.rstrip("/")) for n in fileio.listdir(export_dir) if n.rstrip("/").isdigit()]
+
+
+def write_version(export_dir, writers) -> str:
+    """Writes a new version folder of an export, filled by one writer per format.
+
+    The version is the current unix time in seconds, above every numbered folder already in
+    `export_dir`. No export is ever renamed over or overwritten, so a server watching
+    `export_dir` never sees half of one: on a local disk everything is written to a hidden
+    scratch folder in `export_dir`, then renamed to its version; on a bucket (no atomic
+    rename) it is uploaded straight to its version, README.md and then saved_model.pb last.
+
+    Args:
+        export_dir: str or path-like. The export folder (created if needed).
+        writers: Callables `writer(folder, version_folder) -> str`: each writes its files into
+            `folder` (where to write now) and returns its section of the README, naming
+            `version_folder` (where the files will be read).
 
     Returns:
         str. The version folder written.
     """
     export_dir = fileio.abspath(os.fspath(export_dir))
-    target = fileio.join(
-        export_dir, str(max([int(time.time())] + [v + 1 for v in export_versions(export_dir)]))
-    )
-    readme = README.format(
-        what=what, name=target, example=_example_call(signature), inputs=inputs, outputs=outputs
-    )
+    version = max([int(time.time())] + [v + 1 for v in _numbered(export_dir)])
+    target = fileio.join(export_dir, str(version))
+
+    def fill(folder):
+        fileio.makedirs(folder)
+        sections = [writer(folder, target) for writer in writers]
+        fileio.write_text(fileio.join(folder, "README.md"), "\n".join(sections))
+
     if fileio.is_remote(target):
-        with fileio.output_folder(target, last=("saved_model.pb",)) as local:
-            _save(module, signature, local, readme)
+        with fileio.output_folder(target, last=("README.md", "saved_model.pb")) as local:
+            fill(local)
         return target
     fileio.makedirs(export_dir)
     with fileio.scratch_folder(beside=target, prefix=".export-tmp-") as scratch:
         tmp = fileio.join(scratch, "new")
-        _save(module, signature, tmp, readme)
+        fill(tmp)
         fileio.rename(tmp, target)
     return target
 
@@ -210,12 +263,11 @@ def latest_export(path) -> str:
     return fileio.join(path, str(versions[-1]))
 
 
-def _save(module, signature, folder, readme):
+def _save(module, signature, folder):
     # deferred: keeps TensorFlow off this module's import
     import tensorflow as tf
 
     tf.saved_model.save(module, folder, signatures={"serving_default": signature})
-    fileio.write_text(fileio.join(folder, "README.md"), readme)
 
 
 def load_saved_model(path):
@@ -241,7 +293,7 @@ def load_saved_model(path):
 
     >>> import os, tempfile, albert_tf
     >>> import tensorflow as tf
-    >>> from albert_tf.engine.finetuning import FineTuningOptions
+    >>> from albert_tf.engine.finetuning_options import FineTuningOptions
     >>> tiny = "tests/data/fixtures/albert_tiny"
     >>> config = albert_tf.AlbertConfig.from_json_file(f"{tiny}/albert_config.json")
     >>> encoder = albert_tf.TextEncoder.from_files(spm_model_file=f"{tiny}/30k-clean.model")

@@ -78,7 +78,7 @@ class TextClassifierModule(tf.Module):
         }
 
 
-def export_text_classifier(model, task, export_dir) -> str:
+def export_text_classifier(model, task, export_dir, *, also=()) -> str:
     """Exports a GLUE classifier as a SavedModel that takes raw text.
 
     The `serving_default` signature takes `text_a` (and `text_b` for a pair task), [batch]
@@ -91,6 +91,8 @@ def export_text_classifier(model, task, export_dir) -> str:
         task: GlueTask. The task: its tokenizer, sequence length, labels and pair setting.
         export_dir: str. The export folder; the model goes into a new version folder
             `export_dir/<unix seconds>/`.
+        also: Writers of the other export formats (LiteRT, ONNX) for the same version
+            folder, see `serving.write_version`. Defaults to none.
 
     Returns:
         str. The version folder written.
@@ -126,4 +128,5 @@ def export_text_classifier(model, task, export_dir) -> str:
         f"GLUE {task.task}",
         "`text_a`, `text_b` [batch] strings" if pair else "`text_a` [batch] strings",
         outputs,
+        also=also,
     )

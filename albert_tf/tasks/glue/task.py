@@ -519,6 +519,7 @@ def run_glue(
     do_predict=False,
     dropout_prob=0.1,
     export_dir=None,
+    export_fn=None,
 ) -> dict:
     """Fine-tunes, evaluates and predicts a GLUE task, as Google's run_classifier.py does.
 
@@ -542,6 +543,9 @@ def run_glue(
         dropout_prob: float. The dropout before the classifier layer. Default 0.1.
         export_dir: str or None. Export a raw-text SavedModel into a new version folder
             `export_dir/<unix seconds>/`. Default None (no export).
+        export_fn: callable or None. `export_fn(model)` exports the trained model instead
+            (the driver's --export_format exports: SavedModel, LiteRT, ONNX in one version
+            folder); returns the folder written. Default None.
 
     Returns:
         dict. The dev metrics (with `do_eval`), "prediction_files" (with `do_predict`) and
@@ -553,7 +557,7 @@ def run_glue(
     Example:
 
     >>> import os, tempfile, albert_tf
-    >>> from albert_tf.engine.finetuning import FineTuningOptions
+    >>> from albert_tf.engine.finetuning_options import FineTuningOptions
     >>> tiny = "tests/data/fixtures/albert_tiny"  # a model in Google's release layout
     >>> config = albert_tf.AlbertConfig.from_json_file(f"{tiny}/albert_config.json")
     >>> encoder = albert_tf.TextEncoder.from_files(spm_model_file=f"{tiny}/30k-clean.model")
@@ -572,7 +576,7 @@ def run_glue(
     >>> os.path.exists(os.path.join(work, "out", "model.ckpt-best.index"))
     True
     """
-    export_fn = exporter(export_text_classifier, task, export_dir)
+    export_fn = export_fn or exporter(export_text_classifier, task, export_dir)
     return finetuning.run_finetuning(
         task,
         classifier_model_fn(config, task, dropout_prob),

@@ -61,7 +61,7 @@ class TokenClassifierModule(tf.Module):
         }
 
 
-def export_token_classifier(model, task, export_dir) -> str:
+def export_token_classifier(model, task, export_dir, *, also=()) -> str:
     """Exports an NER model as a SavedModel that labels the words of raw text.
 
     The `serving_default` signature takes `text`; see `TokenClassifierModule` for its
@@ -72,6 +72,8 @@ def export_token_classifier(model, task, export_dir) -> str:
         task: NerTask. The task: its tokenizer, sequence length and labels.
         export_dir: str. The export folder; the model goes into a new version folder
             `export_dir/<unix seconds>/`.
+        also: Writers of the other export formats (LiteRT, ONNX) for the same version
+            folder, see `serving.write_version`. Defaults to none.
 
     Returns:
         str. The version folder written.
@@ -86,4 +88,5 @@ def export_token_classifier(model, task, export_dir) -> str:
         "`text` [batch] strings, words separated by whitespace",
         "`words`, `labels` [batch, words] strings (\"\" past the text's "
         "words), `num_words` [batch] int32",
+        also=also,
     )

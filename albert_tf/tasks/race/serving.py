@@ -101,7 +101,7 @@ class RaceModule(tf.Module):
         return {"probabilities": probs, "prediction": pred, "letter": tf.gather(self.letters, pred)}
 
 
-def export_race(model, task, export_dir) -> str:
+def export_race(model, task, export_dir, *, also=()) -> str:
     """Exports a RACE model as a SavedModel that takes raw text.
 
     The `serving_default` signature takes `article`, `question` and `options`; see
@@ -112,6 +112,8 @@ def export_race(model, task, export_dir) -> str:
         task: RaceTask. The task: its tokenizer, sequence length and max_qa_length.
         export_dir: str. The export folder; the model goes into a new version folder
             `export_dir/<unix seconds>/`.
+        also: Writers of the other export formats (LiteRT, ONNX) for the same version
+            folder, see `serving.write_version`. Defaults to none.
 
     Returns:
         str. The version folder written.
@@ -126,4 +128,5 @@ def export_race(model, task, export_dir) -> str:
         "`article` [batch], `question` [batch], `options` [batch, 4] strings",
         "`probabilities` [batch, 4] float, `prediction` [batch] int32 index, `letter` "
         "[batch] \"A\"..\"D\"",
+        also=also,
     )

@@ -339,7 +339,7 @@ class SquadModule(tf.Module):
         return out
 
 
-def export_squad(model, task, export_dir) -> str:
+def export_squad(model, task, export_dir, *, also=()) -> str:
     """Exports a SQuAD model as a SavedModel that answers raw-text questions.
 
     The `serving_default` signature takes `question` and `context`; see `SquadModule` for its
@@ -350,6 +350,8 @@ def export_squad(model, task, export_dir) -> str:
         task: SquadTask. The task: its tokenizer files and settings.
         export_dir: str. The export folder; the model goes into a new version folder
             `export_dir/<unix seconds>/`.
+        also: Writers of the other export formats (LiteRT, ONNX) for the same version
+            folder, see `serving.write_version`. Defaults to none.
 
     Returns:
         str. The version folder written.
@@ -372,4 +374,5 @@ def export_squad(model, task, export_dir) -> str:
         "SQuAD " + ("v2.0" if task.s.version_2_with_negative else "v1.1"),
         "`question`, `context` [batch] strings",
         outputs,
+        also=also,
     )

@@ -1,0 +1,179 @@
+"""Quantization of the LiteRT files, and its cost in accuracy, measured.
+
+Modes (`quantize=`): "none" (float32), "float16" (float16 weights, dequantized to float32 when
+the file loads), "dynamic_int8" (int8 weights; activations quantized on the fly per call),
+"int8" (weights and activations int8, the activations' ranges calibrated on a representative
+dataset; int32 ids in, float outputs out). Which runtime loads which: docs/deployment.md (the
+Task Library's 2023 runtime does not know the FULLY_CONNECTED version 12 that dynamic_int8
+writes; ai-edge-litert 2.3 runs every mode).
+
+`compare_outputs` says how far a quantized file's outputs are from the float32 Keras model's:
+agreement of the decisions (argmax, labels over 0.5, span ends), the largest change of any
+probability, the largest change of any output.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+import numpy as np
+
+from albert_tf.engine.export_formats import QUANTIZE_MODES
+
+CALIBRATION_EXAMPLES = 100  # representative examples the drivers calibrate int8 on
+# quantize modes whose files the Task Library 0.4.4 cannot load (measured: tests/deploy)
+TASK_LIBRARY_CANNOT_LOAD = {
+    "dynamic_int8": "FULLY_CONNECTED version 12 (int8 weights with float activations), which "
+    "the Task Library's 2023 runtime does not know",
+}
+
+
+def check_quantize(quantize: str, representative_dataset) -> str:
+    """`quantize` checked: a known mode, with calibration data for "int8".
+
+    Raises:
+        ValueError: An unknown mode, or int8 without a representative_dataset.
+    """
+    if quantize not in QUANTIZE_MODES:
+        raise ValueError(f"quantize={quantize!r}: use one of {', '.join(QUANTIZE_MODES)}")
+    if quantize == "int8" and representative_dataset is None:
+        raise ValueError(
+            "representative_dataset: quantize='int8' calibrates the activations' ranges on "
+            "example inputs; pass an iterable of feature dicts (e.g. some training records)"
+        )
+    return quantize
+
+
+def _rows(value, spec) -> Iterable[np.ndarray]:
+    """A feature's value as rows shaped like the spec ([1, ...]): one example, or a batch."""
+    array = np.asarray(value)
+    if array.dtype.kind in "OSU":  # strings: one text, or a list of them
+        array = array.astype(object).reshape(-1, *spec.shape[1:])
+    else:
+        array = array.astype(spec.dtype.as_numpy_dtype)
+        per_row = int(np.prod(spec.shape[1:]))
+        array = array.reshape(-1, *spec.shape[1:]) if array.size % per_row == 0 else array
+    return [row[None] for row in array]
+
+
+def representative_examples(dataset, specs: dict, limit: Optional[int] = None) -> list:
+    """Calibration inputs: feature dicts (one example or a batch each, e.g. [length] or
+    [batch, length] arrays) turned into {input name: [1, ...] array} dicts, as many as
+    `limit`.
+
+    Args:
+        dataset: An iterable of feature dicts with a value for each input in `specs`.
+        specs: {input name: tf.TensorSpec} of the LiteRT file's inputs.
+        limit: The most examples kept (None: all).
+
+    Returns:
+        A list of dicts.
+
+    Raises:
+        ValueError: A dict lacking an input.
+    """
+    examples = []
+    for item in dataset:
+        if not isinstance(item, dict) or any(name not in item for name in specs):
+            raise ValueError(
+                f"representative_dataset: each item is a feature dict with {sorted(specs)}"
+            )
+        rows = {name: _rows(item[name], spec) for name, spec in specs.items()}
+        for i in range(min(len(r) for r in rows.values())):
+            examples.append({name: r[i] for name, r in rows.items()})
+            if limit is not None and len(examples) >= limit:
+                return examples
+    if not examples:
+        raise ValueError("representative_dataset: no examples")
+    return examples
+
+
+def configure(converter, quantize: str, examples=None) -> None:
+    """Sets a tf.lite.TFLiteConverter for a quantize mode (`examples`: the int8 calibration
+    inputs from representative_examples)."""
+    # deferred: keeps TensorFlow off this module's import
+    import tensorflow as tf
+
+    if quantize == "none":
+        return
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    if quantize == "float16":
+        converter.target_spec.supported_types = [tf.float16]
+    elif quantize == "int8":
+        converter.representative_dataset = lambda: iter(examples)
+
+
+def _masked_softmax(logits, mask):
+    """Softmax over the real positions only (padding's logits are of no meaning: Keras'
+    padding-free encoder leaves them at the bias, the fixed-shape file computes them)."""
+    x = np.where(np.asarray(mask) > 0, np.asarray(logits, np.float64), -np.inf)
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def probabilities(kind: str, outputs: dict, mask) -> list:
+    """The probability-like arrays of a kind's outputs on real positions (span logits through a
+    softmax over the real positions, token probabilities of the real tokens)."""
+    if kind == "squad_v1":
+        return [_masked_softmax(outputs[k], mask) for k in ("start_logits", "end_logits")]
+    if kind == "squad_v2":
+        return [np.exp(outputs["start_top_log_probs"]), np.exp(outputs["end_top_log_probs"])]
+    if kind == "token_classifier":
+        return [np.asarray(outputs["probabilities"])[np.asarray(mask) > 0]]
+    if "probabilities" in outputs:
+        return [np.asarray(outputs["probabilities"])]
+    return []
+
+
+def decisions(kind: str, outputs: dict, mask):
+    """What a kind's outputs decide, one row per example (or per real token): the argmax
+    class, the labels over 0.5, the span's start and end on real positions, or None
+    (regression, features)."""
+    if kind in ("classifier", "multiple_choice"):
+        return np.argmax(outputs["probabilities"], -1)[:, None]
+    if kind == "multi_label":
+        return np.asarray(outputs["probabilities"]) >= 0.5
+    if kind == "token_classifier":
+        labels = np.argmax(outputs["probabilities"], -1)
+        return labels[np.asarray(mask) > 0][:, None]
+    if kind == "squad_v1":
+        return np.stack([np.argmax(p, -1) for p in probabilities(kind, outputs, mask)], -1)
+    if kind == "squad_v2":
+        return np.stack([outputs["start_top_index"][:, 0], outputs["end_top_index"][:, 0]], -1)
+    return None
+
+
+def compare_outputs(kind: str, reference: dict, other: dict, mask) -> dict:
+    """How far `other`'s outputs (a LiteRT file's) are from `reference`'s (float32 Keras), on
+    the same real examples.
+
+    Args:
+        kind: The model kind (see `litert.model_kind`).
+        reference: {output name: array [examples, ...]}.
+        other: The same names, the same shapes.
+        mask: [examples, length] input_mask: which positions are real.
+
+    Returns:
+        {"examples", "agreement" (the share of equal decisions; None where a kind decides
+        nothing), "max_probability_change" (on real positions), "max_abs_difference" (of any
+        output, padding included)}.
+    """
+    names = sorted(set(reference) & set(other))
+    diff = max(
+        (float(np.max(np.abs(np.float64(reference[n]) - np.float64(other[n])), initial=0.0)))
+        for n in names
+    )
+    change = [
+        float(np.max(np.abs(a - b), initial=0.0))
+        for a, b in zip(probabilities(kind, reference, mask), probabilities(kind, other, mask))
+    ]
+    mine, theirs = decisions(kind, reference, mask), decisions(kind, other, mask)
+    agreement = None
+    if mine is not None and len(mine):
+        agreement = float(np.mean(np.all(mine == theirs, axis=-1)))
+    return {
+        "examples": int(len(next(iter(reference.values())))),
+        "agreement": agreement,
+        "max_probability_change": max(change) if change else None,
+        "max_abs_difference": diff,
+    }

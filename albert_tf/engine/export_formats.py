@@ -1,0 +1,66 @@
+"""The export formats and quantize modes the fine-tuning drivers offer (`--export_format`,
+`--quantize`), defined once for the flags, their checks and `albert_tf.deploy`."""
+
+from __future__ import annotations
+
+import importlib.util
+
+from albert_tf.core.errors import InputError
+
+SAVED_MODEL = "saved_model"
+LITERT = "litert"
+ONNX = "onnx"
+EXPORT_FORMATS = (SAVED_MODEL, LITERT, ONNX)
+# none: float32; float16: float16 weights; dynamic_int8: int8 weights, float activations;
+# int8: full integer (weights and activations, calibrated), float input and output
+QUANTIZE_MODES = ("none", "float16", "dynamic_int8", "int8")
+# the ONNX exporter's module, looked up without importing it (it imports tf2onnx)
+ONNX_MODULE = "albert_tf.deploy.onnx"
+
+
+def parse_export_formats(value) -> tuple:
+    """A comma list of export formats (e.g. "saved_model,litert") as a tuple, in the order
+    given, each once.
+
+    Raises:
+        InputError: A format that is not one of EXPORT_FORMATS, or an empty list.
+    """
+    names = [n.strip().lower() for n in str(value or "").split(",") if n.strip()]
+    bad = [n for n in names if n not in EXPORT_FORMATS]
+    if bad or not names:
+        raise InputError(
+            f"--export_format: {', '.join(bad) or 'an empty list'} is not a format; use a comma "
+            f"list of {', '.join(EXPORT_FORMATS)}"
+        )
+    return tuple(dict.fromkeys(names))
+
+
+def check_quantize(quantize, formats) -> str:
+    """--quantize checked against the formats it applies to (the LiteRT file).
+
+    Raises:
+        InputError: An unknown mode, or a mode other than "none" without litert.
+    """
+    if quantize not in QUANTIZE_MODES:
+        raise InputError(f"--quantize: {quantize!r} is not one of {', '.join(QUANTIZE_MODES)}")
+    if quantize != "none" and LITERT not in formats:
+        raise InputError(
+            f"--quantize={quantize} quantizes the LiteRT file: add litert to --export_format"
+        )
+    return quantize
+
+
+def check_available(formats, quantize) -> None:
+    """What the exports need beyond their flags, found before any work: the ONNX exporter for
+    onnx, ai-edge-litert to measure a quantized LiteRT file.
+
+    Raises:
+        InputError: naming the flag whose export cannot run here.
+    """
+    if ONNX in formats and importlib.util.find_spec(ONNX_MODULE) is None:
+        raise InputError(f"--export_format=onnx: {ONNX_MODULE} is not in this albert_tf")
+    if quantize != "none" and importlib.util.find_spec("ai_edge_litert") is None:
+        raise InputError(
+            f"--quantize={quantize}: measuring the quantized file needs ai-edge-litert "
+            '(pip install "albert_tf[deploy]")'
+        )
