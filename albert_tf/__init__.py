@@ -64,6 +64,7 @@ _EXPORTS = {
     "export_huggingface": "albert_tf.formats.huggingface",
     "load_huggingface": "albert_tf.formats.huggingface",
     "convert_model": "albert_tf.interop.model_files",
+    "export_onnx": "albert_tf.deploy.onnx",
     "FullTokenizer": "albert_tf.text.tokenization",
     "preprocess_text": "albert_tf.text.normalization",
     "train_sentencepiece": "albert_tf.text.spm_train",
