@@ -1,8 +1,8 @@
 """Convert ALBERT weights between every format albert_tf reads and writes.
 
     python -m albert_tf.convert --input PATH --output PATH \
-        [--output_format tf1|keras|keras_hub|huggingface] [--albert_config_file albert_config.json]
-        \
+        [--output_format tf1|keras|keras_hub|huggingface|onnx] \
+        [--albert_config_file albert_config.json] \
         [--model pretrainer|encoder] [--spm_model_file 30k-clean.model]
 
 The input format is detected from the files present: a `.keras` or `.weights.h5` file (Keras),
@@ -10,7 +10,9 @@ a folder with transformers' `config.json` + `model.safetensors` (Hugging Face), 
 keras-hub's `config.json` (keras-hub preset), or a TF1 checkpoint prefix, file or folder (Google).
 `--albert_config_file` is needed only where the input carries no config (TF1, `.weights.h5`);
 for TF1 an `albert_config.json` beside the checkpoint is used. Without `--output_format`, an
-output ending in `.weights.h5`/`.keras` is Keras, anything else a TF1 checkpoint prefix.
+output ending in `.weights.h5`/`.keras` is Keras, one ending in `.onnx` ONNX (the model the input
+holds, as `albert_tf.export_onnx` writes it; needs the `deploy` extra), anything else a TF1
+checkpoint prefix.
 The load report of the input is printed, then what was written.
 """
 
@@ -40,7 +42,7 @@ def main(argv=None):
         "--output_format",
         choices=FORMATS,
         default=None,
-        help="default: keras for .weights.h5/.keras names, else tf1",
+        help="default: keras for .weights.h5/.keras names, onnx for .onnx, else tf1",
     )
     parser.add_argument(
         "--albert_config_file",
@@ -72,7 +74,7 @@ def main(argv=None):
             spm_model_file=args.spm_model_file,
             log=written.append,
         )
-    except (ValueError, FileNotFoundError, TypeError, KeyError) as e:
+    except (ValueError, FileNotFoundError, TypeError, KeyError, ImportError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(report)

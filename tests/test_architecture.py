@@ -17,7 +17,7 @@ LAYERS = [
     {"albert_tf.engine"},
     {"albert_tf.pretraining", "albert_tf.tasks"},
     {"albert_tf.keras_api"},
-    {"albert_tf.interop", "albert_tf.inference"},
+    {"albert_tf.interop", "albert_tf.inference", "albert_tf.deploy"},
     {"albert_tf.convert", "albert_tf.extract_features", "albert_tf.paper"},
 ]
 MAX_MODULE_LINES = 400

@@ -20,7 +20,7 @@ from albert_tf.formats.common import find_spm_model
 from albert_tf.interop.keras_files import load_model
 from albert_tf.modeling.names import original_variable_map
 
-FORMATS = ("tf1", "keras", "keras_hub", "huggingface")
+FORMATS = ("tf1", "keras", "keras_hub", "huggingface", "onnx")
 CONFIG_FILE = "albert_config.json"
 
 
@@ -154,6 +154,11 @@ def write_model(model, output_path, output_format, spm_model_file=None):
     from albert_tf.formats.tf1 import save_original_checkpoint
 
     output_path = os.fspath(output_path)
+    if output_format == "onnx":
+        # deferred: keeps TensorFlow (and tf2onnx) off this module's import
+        from albert_tf.deploy.onnx import export_onnx
+
+        return [f"wrote {export_onnx(model, output_path)}"]
     if output_format == "keras_hub":
         return [str(export_keras_hub_preset(model, output_path, spm_model_file))]
     if output_format == "huggingface":
@@ -185,11 +190,18 @@ def convert_model(
     log=None,
 ):
     """Read `input_path` (format detected) and write it to `output_path` in `output_format`
-    (default: by the output's name). The SentencePiece model travels along to keras-hub and
-    Hugging Face outputs (`spm_model_file`, else the one in the input's folder). Returns the
-    input's LoadReport; `log(line)` receives what was written."""
+    (default: by the output's name: `.keras` / `.weights.h5` Keras, `.onnx` ONNX, else TF1). The
+    SentencePiece model travels along to keras-hub and Hugging Face outputs (`spm_model_file`,
+    else the one in the input's folder). Returns the input's LoadReport; `log(line)` receives
+    what was written."""
     if output_format is None:
-        output_format = "keras" if _is_keras(output_path) else "tf1"
+        output_format = (
+            "keras"
+            if _is_keras(output_path)
+            else "onnx"
+            if os.fspath(output_path).endswith(".onnx")
+            else "tf1"
+        )
     if output_format not in FORMATS:
         raise ValueError(f"--output_format {output_format!r} is unknown; use one of {FORMATS}")
     if spm_model_file is None and output_format in ("keras_hub", "huggingface"):
