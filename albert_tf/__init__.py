@@ -67,6 +67,7 @@ _EXPORTS = {
     "export_tfhub": "albert_tf.formats.tfhub_export",
     "load_tfhub": "albert_tf.formats.tfhub",
     "convert_model": "albert_tf.interop.model_files",
+    "export_onnx": "albert_tf.deploy.onnx",
     "FullTokenizer": "albert_tf.text.tokenization",
     "preprocess_text": "albert_tf.text.normalization",
     "train_sentencepiece": "albert_tf.text.spm_train",

@@ -1,7 +1,7 @@
 """Convert ALBERT weights between every format albert_tf reads and writes.
 
     python -m albert_tf.convert --input PATH --output PATH \
-        [--output_format tf1|keras|keras_hub|huggingface|tfhub] \
+        [--output_format tf1|keras|keras_hub|huggingface|tfhub|onnx] \
         [--albert_config_file albert_config.json] [--model pretrainer|encoder] \
         [--spm_model_file 30k-clean.model]
 
@@ -11,10 +11,12 @@ keras-hub's `config.json` (keras-hub preset), a SavedModel folder (TF Hub / Kagg
 `albert_en_base/3`), a Model Garden TF2 checkpoint, or a TF1 checkpoint prefix, file or folder
 (Google). `--albert_config_file` is needed only where the input carries no config (TF1,
 `.weights.h5`, a Model Garden checkpoint); an `albert_config.json` beside the input is used.
-Without `--output_format`, an output ending in `.weights.h5`/`.keras` is Keras, anything else a
-TF1 checkpoint prefix. `--spm_model_file` may be a `.model` file or a TF Hub folder holding one
-(`albert_en_preprocess/3` included). The load report of the input is printed, then what was
-written; heads the input lacks are left out of the output, never written untrained.
+Without `--output_format`, an output ending in `.weights.h5`/`.keras` is Keras, one ending in
+`.onnx` ONNX (the model the input holds, as `albert_tf.export_onnx` writes it; needs the
+`deploy` extra), anything else a TF1 checkpoint prefix. `--spm_model_file` may be a `.model`
+file or a TF Hub folder holding one (`albert_en_preprocess/3` included). The load report of the
+input is printed, then what was written; heads the input lacks are left out of the output,
+never written untrained.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def _parser():
         "--output_format",
         choices=FORMATS,
         default=None,
-        help="default: keras for .weights.h5/.keras names, else tf1",
+        help="default: keras for .weights.h5/.keras names, onnx for .onnx, else tf1",
     )
     parser.add_argument(
         "--albert_config_file",
@@ -102,7 +104,7 @@ def main(argv=None):
             allow_missing=args.allow_missing,
             log=written.append,
         )
-    except (ValueError, FileNotFoundError, TypeError, KeyError, AlbertError) as e:
+    except (ValueError, FileNotFoundError, TypeError, KeyError, ImportError, AlbertError) as e:
         if args.verbose_errors:
             raise
         print(f"error: {one_line(e)}", file=sys.stderr)

@@ -26,7 +26,7 @@ from albert_tf.formats.common import find_spm_model
 from albert_tf.interop.keras_files import load_model
 from albert_tf.modeling.names import original_variable_map
 
-FORMATS = ("tf1", "keras", "keras_hub", "huggingface", "tfhub")  # what is written
+FORMATS = ("tf1", "keras", "keras_hub", "huggingface", "tfhub", "onnx")  # what is written
 SPM_FORMATS = ("keras_hub", "huggingface", "tfhub")  # outputs that carry the tokenizer
 CONFIG_FILE = "albert_config.json"
 
@@ -257,8 +257,10 @@ def write_model(model, output_path, output_format, spm_model_file=None, untraine
     Args:
         model: an albert_tf model.
         output_path: str or path-like. The checkpoint prefix (tf1), the `.keras` or
-            `.weights.h5` file (keras), or the folder (keras_hub, huggingface, tfhub) to write.
-        output_format: str. One of "tf1", "keras", "keras_hub", "huggingface", "tfhub".
+            `.weights.h5` file (keras), the `.onnx` file, or the folder (keras_hub,
+            huggingface, tfhub) to write.
+        output_format: str. One of "tf1", "keras", "keras_hub", "huggingface", "tfhub",
+            "onnx".
         spm_model_file: str or None. A SentencePiece model to include in keras_hub,
             huggingface and tfhub outputs. Defaults to None.
         untrained: Google names of variables the input did not hold (still at their initial
@@ -294,6 +296,11 @@ def write_model(model, output_path, output_format, spm_model_file=None, untraine
     from albert_tf.formats.tfhub_export import export_tfhub
 
     output_path = os.fspath(output_path)
+    if output_format == "onnx":
+        # deferred: keeps TensorFlow (and tf2onnx) off this module's import
+        from albert_tf.deploy.onnx import export_onnx
+
+        return [f"wrote {export_onnx(model, output_path)}"]
     untrained = sorted(set(untrained) & set(original_variable_map(model)))
     lines = [f"left out (not in the input, untrained): {n}" for n in untrained]
     if output_format == "keras_hub":
@@ -396,10 +403,11 @@ def convert_model(
     Args:
         input_path: str or path-like. The model to read.
         output_path: str or path-like. Where to write: a checkpoint prefix (tf1), a `.keras`
-            or `.weights.h5` file (keras), or a folder (keras_hub, huggingface, tfhub).
+            or `.weights.h5` file (keras), an `.onnx` file, or a folder (keras_hub,
+            huggingface, tfhub).
         output_format: str or None. One of "tf1", "keras", "keras_hub", "huggingface",
-            "tfhub". Defaults to None: "keras" when `output_path` ends in `.keras` or
-            `.weights.h5`, else "tf1".
+            "tfhub", "onnx". Defaults to None: "keras" when `output_path` ends in `.keras` or
+            `.weights.h5`, "onnx" when it ends in `.onnx`, else "tf1".
         albert_config_file: str or None. An `albert_config.json` for inputs that carry no
             config (TF1, `.weights.h5`, Model Garden). Defaults to None: the one beside the
             input.
@@ -438,7 +446,13 @@ def convert_model(
     ['config.json', 'model.safetensors', 'spiece.model', 'tokenizer.json', 'tokenizer_config.json']
     """
     if output_format is None:
-        output_format = "keras" if _is_keras(output_path) else "tf1"
+        output_format = (
+            "keras"
+            if _is_keras(output_path)
+            else "onnx"
+            if os.fspath(output_path).endswith(".onnx")
+            else "tf1"
+        )
     if output_format not in FORMATS:
         raise ValueError(f"--output_format {output_format!r} is unknown; use one of {FORMATS}")
     if spm_model_file is None and output_format in SPM_FORMATS:

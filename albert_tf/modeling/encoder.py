@@ -68,6 +68,12 @@ class SharedEncoder(keras.layers.Layer):
         """{"attention": {(group, inner): layer}, "ffn": {...}} — the converter's view."""
         return self._by_key
 
+    @property
+    def blocks(self):
+        """Every block application in order (L × inner_group_num TransformerBlocks; a shared
+        sublayer appears once per application), for code that runs the blocks itself."""
+        return [block for layer_blocks in self._blocks for block in layer_blocks]
+
     def build(self, input_shape=None):
         for layer in self.attention_sublayers + self.ffn_sublayers:
             layer.build((None, None, self.config.hidden_size))
@@ -76,7 +82,7 @@ class SharedEncoder(keras.layers.Layer):
     def call(self, hidden, input_mask, training=None):
         """Returns the list of every block application's output (L × inner_group_num tensors)."""
         adder = attention_mask_adder(input_mask, "float32")
-        blocks = [b for layer_blocks in self._blocks for b in layer_blocks]
+        blocks = self.blocks
         rows = (
             TokenRows(input_mask, differentiable=bool(training))
             if self.padding_free and not in_xla_context()
