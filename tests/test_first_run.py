@@ -7,6 +7,7 @@ prints (no TensorFlow banner, one progress display, a closing summary), what it 
 head and labels, never with invented weights).
 """
 
+import glob
 import json
 import os
 import pathlib
@@ -48,6 +49,8 @@ def mrpc_run(tmp_path_factory, data_dir):
         f"--spm_model_file={TINY / '30k-clean.model'}",
         f"--output_dir={out}",
         f"--export_dir={out / 'export'}",
+        "--export_format=saved_model,litert,onnx",
+        "--quantize=int8",
         "--do_train",
         "--do_eval",
         "--do_predict",
@@ -297,3 +300,20 @@ def test_a_fine_tuned_head_never_drops_silently(mrpc_run, tmp_path):
     r = _python(*base, "--output", tmp_path / "kh2", "--allow_missing")
     assert r.returncode == 0, r.stderr[-2000:]
     assert "--allow_missing: the keras_hub format has no place" in r.stdout
+
+
+def test_the_export_holds_every_format_and_the_quantization_report(mrpc_run):
+    """--export_format saved_model,litert,onnx --quantize int8: one version folder with each
+    file, a README that says how to load each, and the int8 file measured on dev."""
+    _, out = mrpc_run
+    (version,) = glob.glob(str(out / "export" / "*"))
+    names = set(os.listdir(version))
+    assert {"saved_model.pb", "model.tflite", "model.onnx", "README.md"} <= names
+    readme = pathlib.Path(version, "README.md").read_text()
+    assert "model.tflite" in readme and "model.onnx" in readme
+    assert "BertNLClassifier" not in readme  # MRPC is a pair task: that client feeds one text
+    report = json.loads(pathlib.Path(version, "quantization_report.json").read_text())
+    assert report["quantize"] == "int8" and report["split"] == "dev"
+    assert report["size_bytes"] == os.path.getsize(os.path.join(version, "model.tflite"))
+    assert 0 <= report["max_probability_change"] < 0.05 and report["agreement"] >= 0.9
+    assert set(report["metrics"]) == {"keras_float32", "litert_int8"}

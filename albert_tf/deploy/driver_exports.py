@@ -84,6 +84,9 @@ def litert_arguments(task) -> dict:
     processor = getattr(task, "processor", None)
     if processor is not None and not getattr(task, "is_regression", False):
         args["labels"] = [str(label) for label in processor.get_labels()]
+    if processor is not None and processor.has_text_b():
+        # BertNLClassifier feeds one text: a pair task's file must not claim that client
+        args["task_library"] = False
     return args
 
 

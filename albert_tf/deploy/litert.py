@@ -259,6 +259,8 @@ def _task_library_metadata(data, kind, tokenizer, labels, task_library, max_seq_
     """(file bytes, client or None, note): Task Library metadata added where it applies."""
     client = TASK_LIBRARY_CLIENTS.get(kind)
     why = None
+    if task_library is False:
+        return data, None, "no Task Library metadata: task_library=False"
     if tokenizer is None:
         why = "no tokenizer given (spm_model_file or vocab_file)"
     elif client is None:

@@ -59,6 +59,13 @@ def check_available(formats, quantize) -> None:
     """
     if ONNX in formats and importlib.util.find_spec(ONNX_MODULE) is None:
         raise InputError(f"--export_format=onnx: {ONNX_MODULE} is not in this albert_tf")
+    if ONNX in formats:
+        for package in ("tf2onnx", "onnx"):
+            if importlib.util.find_spec(package) is None:
+                raise InputError(
+                    f"--export_format=onnx: the ONNX export needs {package} "
+                    '(pip install "albert_tf[deploy]")'
+                )
     if quantize != "none" and importlib.util.find_spec("ai_edge_litert") is None:
         raise InputError(
             f"--quantize={quantize}: measuring the quantized file needs ai-edge-litert "

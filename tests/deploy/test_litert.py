@@ -109,6 +109,10 @@ def test_task_library_metadata_reads_back(tmp_path):
     model_file = unit.sentencepiece_model[0].name
     assert files[model_file] == preprocessing_model(fileio.read_bytes(SPM))
     assert metadata.min_parser_version == "1.1.0"
+    never = export_litert(
+        model, tmp_path / "n.tflite", max_seq_length=LENGTH, spm_model_file=SPM, task_library=False
+    )
+    assert never.task_library is None and read_metadata(fileio.read_bytes(never.path))[0] is None
 
 
 def test_squad_v1_at_384_gets_question_answerer_metadata(tmp_path):

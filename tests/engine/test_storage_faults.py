@@ -15,7 +15,8 @@ from absl import logging
 import pytest
 import tensorflow as tf
 
-from albert_tf import AlbertConfig, fileio
+from albert_tf import AlbertConfig
+from albert_tf.core import fileio
 from albert_tf.core.errors import StorageError, TrainingError
 from albert_tf.engine import records
 from albert_tf.engine.finetuning_options import FineTuningOptions

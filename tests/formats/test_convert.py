@@ -102,8 +102,8 @@ def test_undetectable_input_and_missing_config_are_clear_errors(tmp_path, fixtur
             "keras",
             albert_config_file=fixtures_dir / "albert_tiny" / "albert_config.json",
         )
-    with pytest.raises(ValueError, match="--output_format 'onnx'"):
-        convert_model(ckpt, tmp_path / "y", "onnx")
+    with pytest.raises(ValueError, match="--output_format 'pytorch'"):
+        convert_model(ckpt, tmp_path / "y", "pytorch")
 
 
 def test_pretrainer_kind_and_detection(tmp_path, tiny_pretrainer):
