@@ -1,5 +1,5 @@
 """ONNX export of albert_tf's ids-level models: `export_onnx(model, path)`, for ONNX Runtime,
-OpenVINO or any ONNX runtime (docs/deployment_onnx.md).
+OpenVINO or any ONNX runtime (docs/deployment.md).
 
 The file takes the model's int32 [batch, length] features by their names (`input_ids`,
 `input_mask`, `segment_ids`; also `masked_lm_positions` for AlbertPretrainer and `p_mask` for
@@ -161,7 +161,7 @@ def export_onnx(model, path, *, opset=MIN_OPSET, optimize=False):
         optimize: also fuse the graph with ONNX Runtime's transformer optimizer (Attention,
             SkipLayerNormalization, FastGelu in the `com.microsoft` domain: the file then runs
             in ONNX Runtime only). Off by default: it ran no faster on a 2-core CPU
-            (docs/deployment_onnx.md).
+            (docs/deployment.md).
 
     Returns:
         `path`, as a string.
