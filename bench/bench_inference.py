@@ -30,10 +30,8 @@ the file(s) the row loads. Agreement: the largest |Δ probability| on the 32 thr
 sequences against the Keras model, and how many of their 32 argmax labels agree.
 
 The LiteRT files come from `albert_tf.export_litert(model, path, max_seq_length=128,
-quantize=...)` when the package has it, else from TensorFlow's converter on the Keras SavedModel
-export (`litert_converter` below, the fallback to switch when export_litert lands): int8 uses 8
-calibration batches. Prepared files are kept in `--work_dir` (per shape), so a second run only
-measures.
+quantize=...)` (batch 1: a batch of 32 is 32 calls); int8 calibrates on 8 random sequences.
+Prepared files are kept in `--work_dir` (per shape), so a second run only measures.
 
     python bench/bench_inference.py                          # every row at ALBERT-base shape
     python bench/bench_inference.py --quick                  # 2 layers, fewer calls: minutes
@@ -200,7 +198,7 @@ class Files:
 
     def litert(self, quantize):
         def write(path):
-            litert_file(self.model(), path, quantize, self.path("litert_savedmodel"))
+            litert_file(self.model(), path, quantize)
 
         return self.make(f"{quantize}.tflite", write)
 
@@ -228,34 +226,19 @@ def torch_onnx_export(folder, path):
     )
 
 
-def litert_file(model, path, quantize, savedmodel_dir):
-    """A LiteRT file of `model` [batch, 128]: albert_tf.export_litert where the package has it,
-    else TensorFlow's converter on the Keras SavedModel export."""
+def litert_file(model, path, quantize):
+    """albert_tf.export_litert's file of `model` at [1, 128] ("float32" is quantize="none");
+    int8 calibrates on 8 random sequences."""
     import albert_tf
 
-    if "export_litert" in albert_tf.__all__:
-        return albert_tf.export_litert(model, path, max_seq_length=SEQ, quantize=quantize)
-    return litert_converter(model, path, quantize, savedmodel_dir)
-
-
-def litert_converter(model, path, quantize, savedmodel_dir):
-    """TensorFlow's LiteRT converter on model.export's SavedModel (variables frozen):
-    float16 weights, dynamic-range int8 weights, or int8 weights and activations calibrated on 8
-    batches (float kept where an op has no int8 kernel)."""
-    import tensorflow as tf
-
-    if not os.path.exists(savedmodel_dir):
-        spec = {n: tf.TensorSpec([None, SEQ], tf.int32, name=n) for n in model.serving_features}
-        model.export(savedmodel_dir, input_signature=[spec], verbose=False)
-    converter = tf.lite.TFLiteConverter.from_saved_model(savedmodel_dir)
-    if quantize != "float32":
-        converter.optimizations = [tf.lite.Optimize.DEFAULT]
-    if quantize == "float16":
-        converter.target_spec.supported_types = [tf.float16]
-    if quantize == "int8":
-        converter.representative_dataset = lambda: (sequences(1, 100 + i) for i in range(8))
-    with open(path, "wb") as f:
-        f.write(converter.convert())
+    examples = [sequences(1, 100 + i) for i in range(8)] if quantize == "int8" else None
+    return albert_tf.export_litert(
+        model,
+        path,
+        max_seq_length=SEQ,
+        quantize="none" if quantize == "float32" else quantize,
+        representative_dataset=examples,
+    )
 
 
 def prepare(row, files):
@@ -336,7 +319,14 @@ def litert_runner(path, threads, variant):
     if variant == "_noxnnpack":
         options["experimental_op_resolver_type"] = OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
     run = Interpreter(model_path=path, **options).get_signature_runner()
-    return lambda f: run(**f)["probabilities"]
+
+    def each(f):  # a LiteRT file takes batch 1: a batch is one call per sequence
+        rows = range(len(f["input_ids"]))
+        return np.concatenate(
+            [run(**{k: v[i : i + 1] for k, v in f.items()})["probabilities"] for i in rows]
+        )
+
+    return each
 
 
 def ort_runner(path, threads):
