@@ -43,6 +43,7 @@ from albert_tf.deploy.task_library import (
 )
 from albert_tf.deploy.text_input import text_serving
 from albert_tf.deploy.tflite_model import model_io, operators
+from albert_tf.engine.console import quiet_native_stderr
 from albert_tf.modeling.albert_model import AlbertModel
 from albert_tf.modeling.finetuning_models import (
     AlbertClassifier,
@@ -226,7 +227,8 @@ def convert(model, serve, specs: dict, quantize="none", examples=None, tracked=(
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
         converter.allow_custom_ops = strings  # tf-text's ops, registered by the runtime
         quantization.configure(converter, quantize, examples)
-        return converter.convert()
+        with quiet_native_stderr():  # the converter's C++ lines ("fully_quantize: 0, ...")
+            return converter.convert()
 
 
 def _keras_quantized(model) -> bool:

@@ -17,6 +17,7 @@ import numpy as np
 
 from albert_tf.core import fileio
 from albert_tf.deploy.tflite_model import operators
+from albert_tf.engine.console import quiet_native_stderr
 
 PASSTHROUGH = ("unique_ids",)  # features the tasks' post-processing reads back from outputs
 
@@ -51,6 +52,7 @@ class LiteRTModel:
     def __init__(self, data: bytes, num_threads=None):
         self.interpreter = interpreter(data, num_threads)
         self.runner = self.interpreter.get_signature_runner("serving_default")
+        self._delegate_ready = False
         details = self.runner.get_input_details()
         self.input_names = sorted(details)
         self.input_shapes = {name: tuple(d["shape"]) for name, d in details.items()}
@@ -69,7 +71,13 @@ class LiteRTModel:
     def __call__(self, **inputs) -> dict:
         """One example: {input: array} → {output: array}, each shaped as the file's."""
         feeds = {name: self._feed(name, inputs[name]) for name in self.input_shapes}
-        return {k: np.array(v) for k, v in self.runner(**feeds).items()}
+        if not self._delegate_ready:  # the first call creates XNNPACK's delegate, which says so
+            with quiet_native_stderr():
+                outputs = self.runner(**feeds)
+            self._delegate_ready = True
+        else:
+            outputs = self.runner(**feeds)
+        return {k: np.array(v) for k, v in outputs.items()}
 
     def run(self, features: dict) -> dict:
         """A batch: {input: [batch, ...]} → {output: [batch, ...]}, one example at a time."""

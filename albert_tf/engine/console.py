@@ -10,6 +10,7 @@ only if the import fails. `--verbose_errors` (or ALBERT_TF_VERBOSE=1) keeps ever
 
 from __future__ import annotations
 
+import contextlib
 import logging as pylogging
 import os
 import sys
@@ -40,30 +41,54 @@ def verbose_requested(argv=None) -> bool:
     return flag or os.environ.get(VERBOSE_ENV, "") not in ("", "0")
 
 
-def import_tensorflow_quietly():
-    """Imports TensorFlow (and tensorflow-text) and finds the devices with stderr captured.
+@contextlib.contextmanager
+def quiet_native_stderr():
+    """Sends what native code writes to the process's stderr during the block to a buffer,
+    shown only if the block raises (or with `--verbose_errors` / ALBERT_TF_VERBOSE=1, not
+    captured at all): TensorFlow's start-up banner, the LiteRT converter's "fully_quantize: 0,
+    inference_type: 6" and the interpreter's "Created TensorFlow Lite XNNPACK delegate" lines.
 
-    Raises:
-        ImportError: TensorFlow failed to import; what it printed is shown first.
+    Yields:
+        Nothing.
+
+    Example:
+
+    >>> from albert_tf.engine.console import quiet_native_stderr
+    >>> with quiet_native_stderr():
+    ...     pass
     """
+    if verbose_requested():
+        yield
+        return
     saved = os.dup(2)
     with tempfile.TemporaryFile() as captured:
         sys.stderr.flush()
         os.dup2(captured.fileno(), 2)
         try:
-            # deferred: the whole point is to import TensorFlow with its banner captured
-            import tensorflow as tf
-            import tensorflow_text  # noqa: F401  # deferred: registers the in-graph text ops
-
-            tf.config.list_physical_devices()
+            yield
         except BaseException:
             os.dup2(saved, 2)
             captured.seek(0)
             sys.stderr.write(captured.read().decode("utf-8", "replace"))
             raise
         finally:
+            sys.stderr.flush()
             os.dup2(saved, 2)
             os.close(saved)
+
+
+def import_tensorflow_quietly():
+    """Imports TensorFlow (and tensorflow-text) and finds the devices with stderr captured.
+
+    Raises:
+        ImportError: TensorFlow failed to import; what it printed is shown first.
+    """
+    with quiet_native_stderr():
+        # deferred: the whole point is to import TensorFlow with its banner captured
+        import tensorflow as tf
+        import tensorflow_text  # noqa: F401  # deferred: registers the in-graph text ops
+
+        tf.config.list_physical_devices()
 
 
 class ConsoleFormatter(pylogging.Formatter):

@@ -128,6 +128,8 @@ def _padded_in_order(ds, spec, num_records, batch_size):
     pad = (-num_records) % batch_size
     if pad:
         ds = ds.concatenate(tf.data.Dataset.from_tensors(fake_record(spec)).repeat(pad))
+    # a known length: Keras' predict then stops at the end without a "ran out of data" warning
+    ds = ds.apply(tf.data.experimental.assert_cardinality(num_records + pad))
     return _every_worker(ds)
 
 
