@@ -396,7 +396,7 @@ def export_litert(
             f"the Task Library cannot load this {quantize} file: "
             f"{quantization.TASK_LIBRARY_CANNOT_LOAD[quantize]}; ai-edge-litert runs it"
         )
-        logging.warning("export_litert: %s: %s", path, note)
+        logging.warning("export_litert: %s", note)
     fileio.write_bytes(path, data)
     inputs, outputs = model_io(data)
     describe = lambda infos: {i.signature_name: [list(i.shape), i.dtype] for i in infos}
