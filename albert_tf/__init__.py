@@ -13,7 +13,8 @@ The classes most users need: `AlbertConfig`, `AlbertModel` (the encoder), `Alber
 with its tokenizer inside). Weights in and out: `load_original_checkpoint` (Google's TF1 files),
 `load_tfhub` / `export_tfhub` (Google's TF2 releases: TF Hub / Kaggle SavedModels, Model Garden
 checkpoints), `load_huggingface`, `load_keras_hub`, `convert_model` / `python -m albert_tf.convert`.
-docs/architecture.md maps the folders.
+Shipping: `export_litert` / `load_litert` (LiteRT, int8, the TFLite Task Library) and
+`export_onnx` (docs/deployment.md). docs/architecture.md maps the folders.
 
 Importing the package selects the TensorFlow backend for Keras. Public names load lazily, so a
 data-builder process that only tokenizes never imports Keras.
