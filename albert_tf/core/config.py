@@ -32,6 +32,21 @@ ACTIVATIONS = ("gelu", "gelu_new", "gelu_exact", "relu", "tanh", "linear")
 SHARING = ("all", "attention", "ffn", "none")
 
 
+# The sizes (positive integers) that, with `sharing`, decide a checkpoint's variables.
+SIZE_FIELDS = (
+    "vocab_size",
+    "embedding_size",
+    "hidden_size",
+    "num_hidden_layers",
+    "num_hidden_groups",
+    "num_attention_heads",
+    "intermediate_size",
+    "inner_group_num",
+    "max_position_embeddings",
+    "type_vocab_size",
+)
+
+
 @dataclasses.dataclass
 class AlbertConfig:
     """The hyperparameters of an ALBERT model, with the key names of Google's albert_config.json.
@@ -163,19 +178,7 @@ class AlbertConfig:
                 `hidden_act` or `sharing` is unknown, `recompute_grad` is not a bool, a dropout
                 rate is outside [0, 1) or `initializer_range` is not positive.
         """
-        positive = (
-            "vocab_size",
-            "embedding_size",
-            "hidden_size",
-            "num_hidden_layers",
-            "num_hidden_groups",
-            "num_attention_heads",
-            "intermediate_size",
-            "inner_group_num",
-            "max_position_embeddings",
-            "type_vocab_size",
-        )
-        for name in positive:
+        for name in SIZE_FIELDS:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"AlbertConfig.{name} must be a positive integer, got {value!r}")

@@ -18,7 +18,7 @@ from absl import logging
 import sentencepiece as spm
 
 from albert_tf.core import fileio
-from albert_tf.core.config import AlbertConfig
+from albert_tf.core.config import SIZE_FIELDS, AlbertConfig
 from albert_tf.core.errors import InputError
 from albert_tf.engine.warmup import fit_warmup_to_run
 from albert_tf.text.vocab_files import read_spm_model
@@ -161,19 +161,7 @@ def check_output_dir(flag, path):
 
 
 # what decides a checkpoint's variables; dropout and the initializer range may change
-SHAPE_FIELDS = (
-    "vocab_size",
-    "embedding_size",
-    "hidden_size",
-    "num_hidden_layers",
-    "num_hidden_groups",
-    "num_attention_heads",
-    "intermediate_size",
-    "inner_group_num",
-    "max_position_embeddings",
-    "type_vocab_size",
-    "sharing",
-)
+SHAPE_FIELDS = (*SIZE_FIELDS, "sharing")
 RUN_CONFIG = "albert_config.json"  # the config an output folder's checkpoints were written with
 
 
