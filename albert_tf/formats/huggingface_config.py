@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from albert_tf.core.config import AlbertConfig
+from albert_tf.core.config import SIZE_FIELDS, AlbertConfig
 from albert_tf.modeling.albert_model import AlbertModel, AlbertPretrainer
 from albert_tf.modeling.finetuning_models import (
     AlbertClassifier,
@@ -34,6 +34,15 @@ ACT_FROM_HF = {
 
 
 # ---- configs ----------------------------------------------------------------------------------
+# config keys transformers' AlbertConfig shares with albert_tf's, same names and meaning
+SHARED_KEYS = (
+    *SIZE_FIELDS,
+    "hidden_dropout_prob",
+    "attention_probs_dropout_prob",
+    "initializer_range",
+)
+
+
 def _architecture(model):
     """(transformers architecture, extra config keys) of an albert_tf model."""
     if isinstance(model, AlbertPretrainer):
@@ -94,25 +103,10 @@ def hf_config(model) -> dict:
             "cannot be exported"
         )
     arch, extra = _architecture(model)
-    keys = (
-        "vocab_size",
-        "embedding_size",
-        "hidden_size",
-        "num_hidden_layers",
-        "num_hidden_groups",
-        "num_attention_heads",
-        "intermediate_size",
-        "inner_group_num",
-        "hidden_dropout_prob",
-        "attention_probs_dropout_prob",
-        "max_position_embeddings",
-        "type_vocab_size",
-        "initializer_range",
-    )
     return {
         "architectures": [arch],
         "model_type": "albert",
-        **{k: getattr(config, k) for k in keys},
+        **{k: getattr(config, k) for k in SHARED_KEYS},
         "hidden_act": ACT_TO_HF[config.hidden_act],
         "layer_norm_eps": 1e-12,
         "position_embedding_type": "absolute",
@@ -169,21 +163,7 @@ def config_from_hf(data: dict, path="config.json"):
             f"{path}: hidden_act {act!r} is not supported; use one of {sorted(ACT_FROM_HF)}"
         )
     defaults = AlbertConfig(vocab_size=1)
-    fields = (
-        "vocab_size",
-        "embedding_size",
-        "hidden_size",
-        "num_hidden_layers",
-        "num_hidden_groups",
-        "num_attention_heads",
-        "intermediate_size",
-        "inner_group_num",
-        "hidden_dropout_prob",
-        "attention_probs_dropout_prob",
-        "max_position_embeddings",
-        "type_vocab_size",
-        "initializer_range",
-    )
+    fields = SHARED_KEYS
     values = {k: data.get(k, getattr(defaults, k)) for k in fields}
     if "vocab_size" not in data:
         raise ValueError(f"{path}: no 'vocab_size'")
