@@ -13,10 +13,12 @@ import os
 import pathlib
 import subprocess
 import sys
+import types
 
 from absl import flags
 import numpy as np
 import pytest
+from shared_runs import once_per_test_run
 
 from albert_tf.engine.warmup import fit_warmup_to_run, scaled_warmup
 
@@ -40,9 +42,20 @@ def _python(*args, timeout=600, env=None, cwd=ROOT):
 
 @pytest.fixture(scope="module")
 def mrpc_run(tmp_path_factory, data_dir):
-    """(process, output folder) of one short run_classifier.py run with an export."""
-    out = tmp_path_factory.mktemp("first_run") / "mrpc"
-    r = _python(
+    """(process, output folder) of one short run_classifier.py run with an export, made once
+    per test run (the xdist workers share it)."""
+
+    def make(folder):
+        r = _run_classifier(folder / "mrpc", data_dir)
+        assert r.returncode == 0, r.stderr[-3000:]
+        return {"returncode": r.returncode, "stdout": r.stdout, "stderr": r.stderr}
+
+    result, folder = once_per_test_run(tmp_path_factory, "first_run", make)
+    return types.SimpleNamespace(**result), folder / "mrpc"
+
+
+def _run_classifier(out, data_dir):
+    return _python(
         "run_classifier.py",
         "--task_name=MRPC",
         f"--data_dir={data_dir}",
@@ -61,8 +74,6 @@ def mrpc_run(tmp_path_factory, data_dir):
         "--max_seq_length=32",
         "--train_batch_size=8",
     )
-    assert r.returncode == 0, r.stderr[-3000:]
-    return r, out
 
 
 def test_the_console_shows_the_run_not_tensorflow(mrpc_run):
