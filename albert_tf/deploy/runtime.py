@@ -13,6 +13,8 @@ the file's outputs: the tasks' `evaluate` (dev metrics) runs on it unchanged.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from albert_tf.core import fileio
@@ -71,12 +73,11 @@ class LiteRTModel:
     def __call__(self, **inputs) -> dict:
         """One example: {input: array} → {output: array}, each shaped as the file's."""
         feeds = {name: self._feed(name, inputs[name]) for name in self.input_shapes}
-        if not self._delegate_ready:  # the first call creates XNNPACK's delegate, which says so
-            with quiet_native_stderr():
-                outputs = self.runner(**feeds)
-            self._delegate_ready = True
-        else:
+        # the first call creates XNNPACK's delegate, which says so on stderr
+        quiet = contextlib.nullcontext() if self._delegate_ready else quiet_native_stderr()
+        with quiet:
             outputs = self.runner(**feeds)
+        self._delegate_ready = True
         return {k: np.array(v) for k, v in outputs.items()}
 
     def run(self, features: dict) -> dict:
