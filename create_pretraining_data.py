@@ -13,9 +13,9 @@ import json
 
 from absl import flags, logging
 
-from albert_tf.engine import cli
+from albert_tf.drivers import cli
+from albert_tf.drivers.pretraining import validate_pretraining_data
 from albert_tf.pretraining.builder import build_pretraining_data
-from albert_tf.pretraining.validate import validate_pretraining_data
 
 FLAGS = flags.FLAGS
 

@@ -3,15 +3,16 @@ flags, plus --task_name=custom and its column flags), evaluate, predict, export.
 
 from absl import flags
 
-from albert_tf.engine import cli, validation
-from albert_tf.engine.flags import define_finetuning_flags, options_from_flags
-from albert_tf.tasks.glue.validate import (
+from albert_tf.drivers import cli, validation
+from albert_tf.drivers.classifier import (
     custom_processor,
     preload_glue,
     save_custom_labels,
     validate_classifier,
 )
-from albert_tf.tasks.recipes import apply_recipe
+from albert_tf.drivers.exports import exporter_from_flags
+from albert_tf.drivers.flags import define_finetuning_flags, options_from_flags
+from albert_tf.drivers.recipes import apply_recipe
 from albert_tf.text.encoding import TextEncoder
 
 FLAGS = flags.FLAGS
@@ -74,7 +75,7 @@ try it in a clone of albert_tf (a tiny model and a data sample that ship with it
 """,
     required=("task_name", "albert_config_file", "output_dir"),
     one_of=(("spm_model_file", "vocab_file"),),
-    modules=("albert_tf.engine.flags",),
+    modules=("albert_tf.drivers.flags",),
 )
 
 
@@ -84,9 +85,6 @@ def main(argv):
     # the strategy first: MultiWorkerMirroredStrategy must precede any other TF op
     strategy = validation.strategy_from_flags(FLAGS, "train_batch_size")
     config = validate_classifier(FLAGS)
-    # deferred: flags are parsed and checked before TensorFlow loads
-    from albert_tf.deploy.driver_exports import exporter_from_flags
-
     # deferred: flags are parsed and checked before TensorFlow loads
     from albert_tf.tasks.glue.serving import export_text_classifier
     from albert_tf.tasks.glue.task import GlueTask, run_glue  # deferred: as above

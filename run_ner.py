@@ -5,10 +5,11 @@ export a raw-text SavedModel (text → a label per word)."""
 
 from absl import flags
 
-from albert_tf.engine import cli, validation
-from albert_tf.engine.flags import define_finetuning_flags, options_from_flags
-from albert_tf.tasks.ner.validate import preload_ner, task_labels, validate_ner
-from albert_tf.tasks.recipes import apply_recipe
+from albert_tf.drivers import cli, validation
+from albert_tf.drivers.exports import exporter_from_flags
+from albert_tf.drivers.flags import define_finetuning_flags, options_from_flags
+from albert_tf.drivers.ner import preload_ner, task_labels, validate_ner
+from albert_tf.drivers.recipes import apply_recipe
 from albert_tf.text.encoding import TextEncoder
 
 FLAGS = flags.FLAGS
@@ -52,7 +53,7 @@ try it in a clone of albert_tf (a tiny model and a data sample that ship with it
 """,
     required=("albert_config_file", "output_dir"),
     one_of=(("spm_model_file", "vocab_file"),),
-    modules=("albert_tf.engine.flags",),
+    modules=("albert_tf.drivers.flags",),
 )
 
 
@@ -63,7 +64,6 @@ def main(argv):
     strategy = validation.strategy_from_flags(FLAGS, "train_batch_size")
     config = validate_ner(FLAGS)
     # deferred: flags are parsed and checked before TensorFlow loads
-    from albert_tf.deploy.driver_exports import exporter_from_flags
     from albert_tf.engine.finetuning import run_finetuning  # deferred: as above
 
     # deferred: flags are parsed and checked before TensorFlow loads

@@ -6,9 +6,9 @@ ships with Python (pydoc_data.topics). Flags keep the names and defaults of Goog
 
 from absl import flags
 
-from albert_tf.engine import cli, validation
-from albert_tf.engine.distribution_flags import define_distribution_flags
-from albert_tf.pretraining.validate import validate_pretraining
+from albert_tf.drivers import cli, validation
+from albert_tf.drivers.distribution_flags import define_distribution_flags
+from albert_tf.drivers.pretraining import validate_pretraining
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("albert_config_file", None, "albert_config.json of the model to pretrain.")
@@ -64,7 +64,7 @@ try it in a clone of albert_tf (a tiny model and records that ship with it):
       --max_predictions_per_seq=10 --train_batch_size=8 --num_train_steps=20 \\
       --num_warmup_steps=2 --iterations_per_loop=10 --do_eval
 """,
-    modules=("albert_tf.engine.distribution_flags",),
+    modules=("albert_tf.drivers.distribution_flags",),
 )
 
 

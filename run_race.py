@@ -2,10 +2,11 @@
 
 from absl import flags
 
-from albert_tf.engine import cli, validation
-from albert_tf.engine.flags import define_finetuning_flags, options_from_flags
-from albert_tf.tasks.race.validate import preload_race, validate_race
-from albert_tf.tasks.recipes import apply_recipe
+from albert_tf.drivers import cli, validation
+from albert_tf.drivers.exports import exporter_from_flags
+from albert_tf.drivers.flags import define_finetuning_flags, options_from_flags
+from albert_tf.drivers.race import preload_race, validate_race
+from albert_tf.drivers.recipes import apply_recipe
 from albert_tf.text.encoding import TextEncoder
 
 FLAGS = flags.FLAGS
@@ -46,7 +47,7 @@ try it in a clone of albert_tf (a tiny model and a data sample that ship with it
 """,
     required=("data_dir", "albert_config_file", "output_dir"),
     one_of=(("spm_model_file", "vocab_file"),),
-    modules=("albert_tf.engine.flags",),
+    modules=("albert_tf.drivers.flags",),
 )
 
 
@@ -75,7 +76,6 @@ def main(argv):
     )
     preload_race(task, FLAGS)
     # deferred: flags are parsed and checked before TensorFlow loads
-    from albert_tf.deploy.driver_exports import exporter_from_flags
     from albert_tf.tasks.race.serving import export_race  # deferred: as above
 
     run_finetuning(

@@ -5,10 +5,11 @@ import os
 
 from absl import flags
 
-from albert_tf.engine import cli, validation
-from albert_tf.engine.flags import define_finetuning_flags, options_from_flags
-from albert_tf.tasks.recipes import apply_recipe
-from albert_tf.tasks.squad.validate import preload_squad, validate_squad
+from albert_tf.drivers import cli, validation
+from albert_tf.drivers.exports import exporter_from_flags
+from albert_tf.drivers.flags import define_finetuning_flags, options_from_flags
+from albert_tf.drivers.recipes import apply_recipe
+from albert_tf.drivers.squad import preload_squad, validate_squad
 from albert_tf.text.tokenization import FullTokenizer
 
 FLAGS = flags.FLAGS
@@ -62,7 +63,7 @@ try it in a clone of albert_tf (a tiny model and a data sample that ship with it
 """,
     required=("albert_config_file", "output_dir"),
     one_of=(("spm_model_file", "vocab_file"),),
-    modules=("albert_tf.engine.flags",),
+    modules=("albert_tf.drivers.flags",),
 )
 
 
@@ -121,7 +122,6 @@ def main(argv):
     FLAGS.warmup_step = FLAGS.warmup_step or 0
     opts = options_from_flags(FLAGS)
     # deferred: flags are parsed and checked before TensorFlow loads
-    from albert_tf.deploy.driver_exports import exporter_from_flags
     from albert_tf.tasks.squad.serving import export_squad  # deferred: as above
 
     run_finetuning(

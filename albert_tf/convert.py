@@ -25,8 +25,8 @@ import argparse
 import sys
 
 from albert_tf.core.errors import AlbertError
-from albert_tf.engine import console
-from albert_tf.engine.cli import one_line
+from albert_tf.drivers import console
+from albert_tf.drivers.cli import one_line
 from albert_tf.interop.model_files import FORMATS, convert_model
 from albert_tf.interop.model_kinds import MODEL_KINDS
 

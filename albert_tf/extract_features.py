@@ -24,7 +24,7 @@ import numpy as np
 
 from albert_tf.core import fileio
 from albert_tf.core.errors import InputError
-from albert_tf.engine import validation as v
+from albert_tf.drivers import validation as v
 from albert_tf.inference.representations import (
     check_layers,
     encoder_of,

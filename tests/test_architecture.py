@@ -18,6 +18,7 @@ LAYERS = [
     {"albert_tf.pretraining", "albert_tf.tasks"},
     {"albert_tf.keras_api"},
     {"albert_tf.interop", "albert_tf.inference", "albert_tf.deploy"},
+    {"albert_tf.drivers"},  # the command-line shell: absl flags, their checks, the console
     {"albert_tf.convert", "albert_tf.extract_features", "albert_tf.paper"},
 ]
 MAX_MODULE_LINES = 400
@@ -356,9 +357,9 @@ LOCAL_ONLY_MODULES = {"shutil", "glob", "pathlib", "tempfile"}  # any use of the
 # (module, API) -> why it may use a local-only API: every entry names local scratch or a
 # local-only resource, never a path a user gave.
 FILE_LAYER_ALLOWED = {
-    ("albert_tf.engine.console", "tempfile"): "a temporary file that holds TensorFlow's start-up "
-    "lines while it imports (never a user path)",
-    ("albert_tf.engine.console", "os.path.abspath"): "compares a log record's source file with "
+    ("albert_tf.core.native_stderr", "tempfile"): "a temporary file that holds TensorFlow's "
+    "start-up lines while it imports (never a user path)",
+    ("albert_tf.drivers.console", "os.path.abspath"): "compares a log record's source file with "
     "the package folder (never a user path)",
     ("albert_tf.core.fileio", "*"): "the file layer itself: local branches of its gfile functions",
     (

@@ -19,7 +19,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNNER = os.path.join(ROOT, "tests", "scripts", "bad_input_runner.py")
-# a driver's log lines: `HH:MM:SS message` (albert_tf.engine.console), or absl's own format
+# a driver's log lines: `HH:MM:SS message` (albert_tf.drivers.console), or absl's own format
 # when a case runs before the console is set up
 LOG_LINE = re.compile(r"^(\d\d:\d\d:\d\d |[IWEF]\d{4} \d\d:\d\d:\d\d|WARNING: All log messages)")
 

@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 from shared_runs import once_per_test_run
 
-from albert_tf.engine.warmup import fit_warmup_to_run, scaled_warmup
+from albert_tf.drivers.recipes import fit_warmup_to_run
+from albert_tf.engine.warmup import scaled_warmup
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "fixtures" / "albert_tiny"

@@ -33,6 +33,7 @@ import keras
 import tensorflow as tf
 
 from albert_tf.core import fileio
+from albert_tf.core.native_stderr import quiet_native_stderr
 from albert_tf.deploy import quantization
 from albert_tf.deploy.spm_normalizer import preprocessing_model
 from albert_tf.deploy.task_library import (
@@ -43,7 +44,6 @@ from albert_tf.deploy.task_library import (
 )
 from albert_tf.deploy.text_input import text_serving
 from albert_tf.deploy.tflite_model import model_io, operators
-from albert_tf.engine.console import quiet_native_stderr
 from albert_tf.modeling.albert_model import AlbertModel
 from albert_tf.modeling.finetuning_models import (
     AlbertClassifier,

@@ -18,7 +18,7 @@ from typing import Iterable, Optional
 
 import numpy as np
 
-from albert_tf.engine.export_formats import QUANTIZE_MODES
+from albert_tf.deploy.export_formats import QUANTIZE_MODES
 
 CALIBRATION_EXAMPLES = 100  # representative examples the drivers calibrate int8 on
 # quantize modes whose files the Task Library 0.4.4 cannot load (measured: tests/deploy)

@@ -18,8 +18,8 @@ import contextlib
 import numpy as np
 
 from albert_tf.core import fileio
+from albert_tf.core.native_stderr import quiet_native_stderr
 from albert_tf.deploy.tflite_model import operators
-from albert_tf.engine.console import quiet_native_stderr
 
 PASSTHROUGH = ("unique_ids",)  # features the tasks' post-processing reads back from outputs
 

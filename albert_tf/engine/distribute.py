@@ -1,9 +1,9 @@
-"""Everything about tf.distribute in one module: strategies from flags, batch sizes,
-chief-only writing and the precision policy.
+"""Everything about tf.distribute in one module: strategies, batch sizes, chief-only writing and
+the precision policy.
 
-Every driver calls `strategy_from_flags(FLAGS)`. `train_batch_size` is the global batch over all
-replicas, as on Google's TPUs; datasets are built once per input pipeline with the per-replica
-batch.
+Every driver calls `get_strategy` (albert_tf.drivers.validation.strategy_from_flags).
+`train_batch_size` is the global batch over all replicas, as on Google's TPUs; datasets are
+built once per input pipeline with the per-replica batch.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from absl import logging
 import tensorflow as tf
 
 from albert_tf.core import fileio
-from albert_tf.engine.distribution_flags import DTYPES, STRATEGIES, TPU_CONNECT_SECONDS
+from albert_tf.engine.strategy_choices import DTYPES, STRATEGIES, TPU_CONNECT_SECONDS
 
 
 def _tpu_strategy(tpu, zone, project, timeout=TPU_CONNECT_SECONDS):
@@ -181,34 +181,6 @@ def _multi_worker_strategy(all_reduce_alg):
     return tf.distribute.MultiWorkerMirroredStrategy(
         communication_options=tf.distribute.experimental.CommunicationOptions(implementation=impl)
     )
-
-
-def strategy_from_flags(FLAGS):
-    """The strategy that the shared distribution flags ask for, with the precision policy set.
-
-    Args:
-        FLAGS: absl flags with those of `define_distribution_flags`.
-
-    Returns:
-        `tf.distribute.Strategy`: the strategy (see `get_strategy`).
-    """
-    set_precision(FLAGS.dtype)
-    strategy = get_strategy(
-        FLAGS.strategy_type,
-        use_tpu=FLAGS.use_tpu,
-        tpu=FLAGS.tpu or FLAGS.tpu_name or FLAGS.master,
-        tpu_zone=FLAGS.tpu_zone,
-        gcp_project=FLAGS.gcp_project,
-        num_gpus=FLAGS.num_gpus,
-        all_reduce_alg=FLAGS.all_reduce_alg,
-        tpu_connect_timeout=FLAGS.tpu_connect_timeout,
-    )
-    logging.info(
-        "strategy %s with %d replicas in sync",
-        type(strategy).__name__,
-        strategy.num_replicas_in_sync,
-    )
-    return strategy
 
 
 def jit_compile_default(strategy, requested=None):

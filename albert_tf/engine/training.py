@@ -32,10 +32,9 @@ from albert_tf.engine.callbacks import (
 from albert_tf.engine.compiling import compile_for_training, single_step_training
 from albert_tf.engine.init_checkpoint import init_from_checkpoint
 from albert_tf.engine.preemption import save_on_sigterm
-from albert_tf.engine.run_config import RunConfig
+from albert_tf.engine.run_config import RUN_CONFIG, RunConfig
 from albert_tf.engine.run_lock import output_dir_lock
 from albert_tf.engine.save_points import SavePoints, restore_latest
-from albert_tf.engine.validation import RUN_CONFIG
 
 
 @dataclasses.dataclass

@@ -2,9 +2,8 @@
 
 The in-graph tokenizer from the run's SentencePiece model (or WordPiece vocabulary);
 versioned exports (`export_dir/<unix seconds>/`, the layout TF Serving reads as a model base
-path, as Google's Estimator exported) with a README beside the model; the --export_dir flag
-checks; and `load_saved_model`, which registers TensorFlow Text's ops first and finds the
-newest version.
+path, as Google's Estimator exported) with a README beside the model; and `load_saved_model`,
+which registers TensorFlow Text's ops first and finds the newest version.
 """
 
 from __future__ import annotations
@@ -13,13 +12,6 @@ import os
 import time
 
 from albert_tf.core import fileio
-from albert_tf.core.errors import InputError
-from albert_tf.engine import validation as v
-from albert_tf.engine.export_formats import (
-    check_available,
-    check_quantize,
-    parse_export_formats,
-)
 
 README = """# ALBERT SavedModel ({what})
 
@@ -42,37 +34,6 @@ NEEDS_TOKENIZER = (
     "--export_dir needs --spm_model_file or --vocab_file: the exported model "
     "tokenizes raw text in the graph"
 )
-
-
-def check_export_flags(FLAGS):
-    """Checks the export flags of a driver: --export_dir, --export_format and --quantize.
-
-    --export_dir must be a writable folder, and the exported graph needs a tokenizer
-    (--spm_model_file, or a WordPiece --vocab_file); --export_format must be a list of known
-    formats and --quantize a known mode for a LiteRT file. Neither --export_format nor
-    --quantize means anything without --export_dir.
-
-    Args:
-        FLAGS: absl.flags.FlagValues. The driver's flags (export_dir, spm_model_file and,
-            where the driver has them, vocab_file, export_format and quantize).
-
-    Raises:
-        InputError: when the folder cannot be written, no tokenizer is given, a format or
-            quantization mode is unknown or its packages are missing, or --export_format /
-            --quantize come without --export_dir.
-    """
-    formats = parse_export_formats(v.flag_value(FLAGS, "export_format") or "saved_model")
-    quantize = v.flag_value(FLAGS, "quantize") or "none"
-    check_quantize(quantize, formats)
-    if not v.flag_value(FLAGS, "export_dir"):
-        for name in ("export_format", "quantize"):
-            if name in FLAGS and FLAGS[name].present:
-                raise InputError(f"--{name} says what --export_dir gets: give --export_dir too")
-        return
-    check_available(formats, quantize)
-    v.check_output_dir("export_dir", FLAGS.export_dir)
-    if not (FLAGS.spm_model_file or v.flag_value(FLAGS, "vocab_file")):
-        raise InputError(NEEDS_TOKENIZER)
 
 
 def graph_tokenizer(spm_model_file=None, do_lower_case=True, vocab_file=None):

@@ -371,7 +371,7 @@ def test_bad_inputs_are_one_clear_error(tmp_path, capsys):
 
 
 def test_validation_checks_a_tfhub_init_checkpoint():
-    from albert_tf.engine.validation import check_checkpoint
+    from albert_tf.drivers.validation import check_checkpoint
 
     config = AlbertConfig.from_json_file(TINY / "albert_config.json")
     assert check_checkpoint("init_checkpoint", TFHUB / "albert_tiny_model", config)

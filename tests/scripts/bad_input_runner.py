@@ -1,5 +1,5 @@
 """Run many command lines through one driver in ONE process (TensorFlow imported once), the
-way `python DRIVER ARGS` would run them through albert_tf.engine.cli.run: for each, the exit code
+way `python DRIVER ARGS` would run them through albert_tf.drivers.cli.run: for each, the exit code
 and everything Python wrote to stderr (absl log lines included), written as JSON.
 
     python bad_input_runner.py DRIVER.py CASES.json RESULTS.json
@@ -26,7 +26,7 @@ def run_case(module, driver, argv):
     """(exit code, stderr text) of one command line; flags reset to their defaults first."""
     from absl import flags, logging
 
-    from albert_tf.engine import cli
+    from albert_tf.drivers import cli
 
     flags.FLAGS.unparse_flags()
     handler = logging.get_absl_handler().python_handler

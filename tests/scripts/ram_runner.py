@@ -1,6 +1,6 @@
 """Run a driver's command lines against a ram:// "bucket" in ONE process (ram:// lives in one
 process, and two drivers' absl flags cannot be defined in one): upload local files, run each
-command line as `python DRIVER ARGS` would through albert_tf.engine.cli.run, then report what
+command line as `python DRIVER ARGS` would through albert_tf.drivers.cli.run, then report what
 the bucket holds. Written as JSON.
 
     python ram_runner.py PLAN.json RESULTS.json

@@ -4,8 +4,8 @@ once here; each driver passes its own defaults."""
 from absl import flags
 
 from albert_tf.core.errors import InputError
-from albert_tf.engine.distribution_flags import define_distribution_flags
-from albert_tf.engine.export_formats import EXPORT_FORMATS, QUANTIZE_MODES
+from albert_tf.deploy.export_formats import EXPORT_FORMATS, QUANTIZE_MODES
+from albert_tf.drivers.distribution_flags import define_distribution_flags
 from albert_tf.engine.finetuning_options import FineTuningOptions
 
 COMMON_DEFAULTS = dict(

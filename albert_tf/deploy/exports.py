@@ -1,10 +1,10 @@
-"""The fine-tuning drivers' exports: `--export_format` (a comma list of saved_model, litert,
-onnx) and `--quantize`, every format in the same new version folder of `--export_dir`:
+"""A fine-tuned model's exports, every format in the same new version folder of `export_dir`
+(the drivers' `--export_dir`, `--export_format` and `--quantize`, albert_tf.drivers.exports):
 
     export_dir/<unix seconds>/
         saved_model.pb, variables/, assets/   the raw-text SavedModel (TF Serving)
         model.tflite                          LiteRT, Task Library metadata where a client exists
-        quantization_report.json              with --quantize: the file vs float32 Keras on dev
+        quantization_report.json              quantized: the file vs float32 Keras on dev
         model.onnx                            ONNX (albert_tf.deploy.onnx)
         README.md                             how to load each
 
@@ -15,7 +15,7 @@ and the largest probability change (`quantization.compare_outputs`).
 
 from __future__ import annotations
 
-import importlib
+import dataclasses
 
 from absl import logging
 import numpy as np
@@ -24,15 +24,15 @@ import tensorflow as tf
 from albert_tf.core import fileio
 from albert_tf.core.errors import InputError
 from albert_tf.deploy import quantization
-from albert_tf.deploy.litert import export_litert, model_kind
-from albert_tf.deploy.runtime import load_litert
-from albert_tf.engine.export_formats import (
+from albert_tf.deploy.export_formats import (
     LITERT,
     ONNX,
-    ONNX_MODULE,
+    QUANTIZE_MODES,
     SAVED_MODEL,
     parse_export_formats,
 )
+from albert_tf.deploy.litert import export_litert, model_kind
+from albert_tf.deploy.runtime import load_litert
 from albert_tf.engine.finetuning import bucket_by_length
 from albert_tf.engine.records import decode
 from albert_tf.tasks import serving
@@ -112,7 +112,7 @@ def calibration_examples(task, count=quantization.CALIBRATION_EXAMPLES) -> list:
     """
     found = _records(task, "train") or _records(task, "dev")
     if found is None:
-        raise InputError("--quantize=int8: no train or dev records to calibrate the ranges on")
+        raise InputError("quantize='int8': no train or dev records to calibrate the ranges on")
     path, spec = found
     ds = tf.data.TFRecordDataset(str(path)).take(count).map(lambda s: decode(s, spec))
     return [{k: v.numpy() for k, v in example.items()} for example in ds]
@@ -214,60 +214,99 @@ def onnx_writer(model):
     """The version folder's ONNX writer: model.onnx by albert_tf.deploy.onnx.export_onnx."""
 
     def write(folder, target):
-        # the ONNX exporter's module, imported only for an onnx export (it imports tf2onnx)
-        importlib.import_module(ONNX_MODULE).export_onnx(model, fileio.join(folder, ONNX_FILE))
+        # deferred: the ONNX exporter imports tf2onnx, needed only for an onnx export
+        from albert_tf.deploy.onnx import export_onnx
+
+        export_onnx(model, fileio.join(folder, ONNX_FILE))
         return ONNX_README.format(path=fileio.join(target, ONNX_FILE))
 
     return write
 
 
-def driver_exporter(
-    export, task, export_dir, *, export_format="saved_model", quantize="none", batch_size=8
-):
-    """The engine's export_fn for a driver's --export_dir / --export_format / --quantize, or None
-    without an export_dir.
+@dataclasses.dataclass(frozen=True)
+class ExportOptions:
+    """What a fine-tuned model's export writes: which formats go into the new version folder
+    `export_dir/<unix seconds>/`, the LiteRT file's quantization and the batch size of its
+    quantization report.
+
+    Args:
+        export_dir: The folder of version folders (TF Serving's model base path).
+        formats: Export formats, a subset of EXPORT_FORMATS (a comma string or a sequence).
+        quantize: The LiteRT file's mode, one of QUANTIZE_MODES (needs "litert" in formats).
+        batch_size: The eval batch size of the quantization report's Keras run.
+
+    Raises:
+        InputError: An unknown format or mode, or a quantize mode without litert (errors name
+            these arguments).
+
+    Example:
+
+    >>> ExportOptions("/tmp/exports", formats="saved_model,litert", quantize="float16").formats
+    ('saved_model', 'litert')
+    """
+
+    export_dir: str
+    formats: tuple = (SAVED_MODEL,)
+    quantize: str = "none"
+    batch_size: int = 8
+
+    def __post_init__(self):
+        object.__setattr__(self, "formats", parse_export_formats(self.formats, "formats"))
+        if self.quantize not in QUANTIZE_MODES:
+            raise InputError(f"quantize={self.quantize!r}: use one of {', '.join(QUANTIZE_MODES)}")
+        if self.quantize != "none" and LITERT not in self.formats:
+            raise InputError(
+                f"quantize={self.quantize!r} quantizes the LiteRT file: add litert to formats"
+            )
+
+
+def exporter(export, task, options: ExportOptions):
+    """The engine's export_fn (`run_finetuning(..., export_fn=...)`): model → the version
+    folder it wrote, holding every format of `options`.
 
     Args:
         export: The task's raw-text SavedModel export, `export(model, task, export_dir,
             also=writers)` (e.g. tasks.glue.serving.export_text_classifier).
-        task: The fine-tuning task.
-        export_dir: --export_dir.
-        export_format: --export_format, a comma list of saved_model, litert, onnx.
-        quantize: --quantize, the LiteRT file's mode.
-        batch_size: The eval batch size of the quantization report's Keras run.
+        task: The fine-tuning task (its tokenizer files, labels, and dev records for a
+            quantization report).
+        options: ExportOptions.
 
     Returns:
-        model → the version folder it wrote, or None.
+        A function model → the new version folder.
     """
-    if not export_dir:
-        return None
-    formats = parse_export_formats(export_format)
+    formats = options.formats
     writers = lambda model: [
-        *([litert_writer(model, task, quantize, batch_size)] if LITERT in formats else []),
+        *(
+            [litert_writer(model, task, options.quantize, options.batch_size)]
+            if LITERT in formats
+            else []
+        ),
         *([onnx_writer(model)] if ONNX in formats else []),
     ]
     if SAVED_MODEL in formats:
-        return lambda model: export(model, task, export_dir, also=writers(model))
-    return lambda model: serving.write_version(export_dir, writers(model))
+        return lambda model: export(model, task, options.export_dir, also=writers(model))
+    return lambda model: serving.write_version(options.export_dir, writers(model))
 
 
-def exporter_from_flags(export, task, FLAGS):
-    """driver_exporter from a driver's flags: --export_dir, --export_format, --quantize and
-    --eval_batch_size.
+def export_model(model, task, export, options: ExportOptions) -> str:
+    """Writes a fine-tuned model in every format of `options` into one new version folder:
+    the raw-text SavedModel, model.tflite (with quantization_report.json when quantized) and
+    model.onnx, with a README.md on loading each; what `--export_dir` does after a driver's run,
+    in one Python call.
 
     Args:
-        export: The task's raw-text SavedModel export (see driver_exporter).
-        task: The fine-tuning task.
-        FLAGS: The driver's parsed absl flags.
+        model: The fine-tuned Keras model (e.g. from `GlueTask.build_model`).
+        task: Its fine-tuning task (e.g. a GlueTask).
+        export: The task's raw-text SavedModel export (e.g.
+            tasks.glue.serving.export_text_classifier).
+        options: ExportOptions.
 
     Returns:
-        The engine's export_fn, or None without --export_dir.
+        The new version folder, `options.export_dir/<unix seconds>`.
+
+    Example (a classifier fine-tuned by `run_glue`):
+
+        options = ExportOptions("exports/mrpc", formats=("saved_model", "litert", "onnx"))
+        folder = export_model(model, task, export_text_classifier, options)
     """
-    return driver_exporter(
-        export,
-        task,
-        FLAGS.export_dir,
-        export_format=FLAGS.export_format,
-        quantize=FLAGS.quantize,
-        batch_size=FLAGS.eval_batch_size,
-    )
+    return exporter(export, task, options)(model)

@@ -4,10 +4,7 @@ a driver's `--help` and flag errors come back at once."""
 
 from absl import flags
 
-TPU_CONNECT_SECONDS = 300.0  # how long a driver waits for a TPU to answer before giving up
-
-STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
-DTYPES = ("float32", "bfloat16", "float16")
+from albert_tf.engine.strategy_choices import DTYPES, STRATEGIES, TPU_CONNECT_SECONDS
 
 
 def define_distribution_flags():

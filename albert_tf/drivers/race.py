@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 
 from albert_tf.core.errors import InputError
-from albert_tf.engine import validation as v
-from albert_tf.tasks.serving import check_export_flags
+from albert_tf.drivers import validation as v
+from albert_tf.drivers.exports import check_export_flags
 
 
 def validate_race(FLAGS):

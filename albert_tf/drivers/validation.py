@@ -2,8 +2,8 @@
 before any work (no features, models or output folders), each failure one InputError naming
 the flag or file at fault and what would fit.
 
-Generic checks and the fine-tuning drivers' shared checks are here; each task's
-`validate_<driver>(FLAGS)` (`tasks/<task>/validate.py`, `pretraining/validate.py`) combines them.
+Generic checks and the fine-tuning drivers' shared checks are here; each driver's
+`validate_<driver>(FLAGS)` (`drivers/<driver>.py`) combines them.
 TensorFlow is imported only to read a checkpoint's or TFRecord's index.
 """
 
@@ -20,7 +20,8 @@ import sentencepiece as spm
 from albert_tf.core import fileio
 from albert_tf.core.config import SIZE_FIELDS, AlbertConfig
 from albert_tf.core.errors import InputError
-from albert_tf.engine.warmup import fit_warmup_to_run
+from albert_tf.drivers.recipes import fit_warmup_to_run
+from albert_tf.engine.run_config import RUN_CONFIG
 from albert_tf.text.vocab_files import read_spm_model
 
 
@@ -162,7 +163,6 @@ def check_output_dir(flag, path):
 
 # what decides a checkpoint's variables; dropout and the initializer range may change
 SHAPE_FIELDS = (*SIZE_FIELDS, "sharing")
-RUN_CONFIG = "albert_config.json"  # the config an output folder's checkpoints were written with
 
 
 def check_run_config(flag, output_dir, config):
@@ -352,17 +352,33 @@ def check_seq_length(FLAGS, config, name="max_seq_length", minimum=2):
 
 # ---- distribution -----------------------------------------------------------------------------
 def strategy_from_flags(FLAGS, *batch_flags):
-    """The tf.distribute strategy; a TPU that is absent or a bad strategy setting is one
-    InputError, and each batch flag must divide over the replicas."""
+    """The tf.distribute strategy the distribution flags ask for, with the precision policy
+    set; a TPU that is absent or a bad strategy setting is one InputError, and each batch flag
+    must divide over the replicas."""
     # deferred: keeps TensorFlow off this module's import
     from albert_tf.engine import distribute
 
     try:
-        strategy = distribute.strategy_from_flags(FLAGS)
+        distribute.set_precision(FLAGS.dtype)
+        strategy = distribute.get_strategy(
+            FLAGS.strategy_type,
+            use_tpu=FLAGS.use_tpu,
+            tpu=FLAGS.tpu or FLAGS.tpu_name or FLAGS.master,
+            tpu_zone=FLAGS.tpu_zone,
+            gcp_project=FLAGS.gcp_project,
+            num_gpus=FLAGS.num_gpus,
+            all_reduce_alg=FLAGS.all_reduce_alg,
+            tpu_connect_timeout=FLAGS.tpu_connect_timeout,
+        )
     except ValueError as e:
         flag = "--use_tpu" if FLAGS.use_tpu else f"--strategy_type={FLAGS.strategy_type}"
         message = str(e)
         raise InputError(message if message.startswith("--") else f"{flag}: {message}") from None
+    logging.info(
+        "strategy %s with %d replicas in sync",
+        type(strategy).__name__,
+        strategy.num_replicas_in_sync,
+    )
     for name in batch_flags:
         check_divides(FLAGS, name, strategy.num_replicas_in_sync, "the replicas in sync")
     return strategy

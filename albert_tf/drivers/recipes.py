@@ -135,7 +135,7 @@ def recipe_for(name: str, driver: str, task_name: Optional[str] = None) -> Recip
 
     Example:
 
-    >>> from albert_tf.tasks.recipes import recipe_for
+    >>> from albert_tf.drivers.recipes import recipe_for
     >>> recipe_for("SQuAD_v2", "run_squad.py").learning_rate
     3e-05
     """
@@ -204,3 +204,29 @@ def apply_recipe(FLAGS, driver: str) -> dict:
         ", ".join(f"--{k}={v} ({o})" for k, (v, o) in chosen.items()),
     )
     return chosen
+
+
+def fit_warmup_to_run(FLAGS):
+    """A default --warmup_step longer than the run is scaled down to keep its share of the
+    run (one log line says so); a --warmup_step the user gave explicitly must fit.
+
+    Args:
+        FLAGS: The parsed flags (warmup_step and train_step are read, warmup_step may be set).
+
+    Raises:
+        InputError: An explicit --warmup_step exceeds --train_step.
+    """
+    warmup, train = FLAGS.warmup_step, FLAGS.train_step
+    if train is None or warmup is None or warmup <= train:
+        return
+    if FLAGS["warmup_step"].present:
+        raise InputError(f"--warmup_step={warmup} exceeds --train_step={train}")
+    paired = FLAGS["train_step"].default or train
+    FLAGS.warmup_step = scaled_warmup(warmup, paired, train)
+    logging.info(
+        "--warmup_step: the default %d exceeds --train_step=%d; using %d (the same share of "
+        "the run; give --warmup_step to choose)",
+        warmup,
+        train,
+        FLAGS.warmup_step,
+    )

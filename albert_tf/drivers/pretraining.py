@@ -7,7 +7,7 @@ import re
 
 from albert_tf.core import fileio
 from albert_tf.core.errors import InputError
-from albert_tf.engine import validation as v
+from albert_tf.drivers import validation as v
 from albert_tf.pretraining.documents import expand_input_files, split_output_files
 
 _GLOB_MAGIC = re.compile(r"[*?[]")

@@ -13,7 +13,7 @@ ROOT = os.fspath(pathlib.Path(__file__).resolve().parents[2])
 _SCRIPT = r"""
 import json, sys
 from absl import flags
-from albert_tf.engine import flags as shared, validation
+from albert_tf.drivers import flags as shared, validation
 shared.define_finetuning_flags()
 FLAGS, out = flags.FLAGS, []
 for extra in ([], ["--nobucket_by_length", "--nopadding_free", "--recompute_grad"]):

@@ -1,7 +1,7 @@
 """What a driver prints: short log lines, warnings that mean something, the progress bar left
 intact, and TensorFlow's start-up banner kept off the screen.
 
-`setup()` runs once per process when a driver starts (albert_tf.engine.cli.run). TensorFlow's
+`setup()` runs once per process when a driver starts (albert_tf.drivers.cli.run). TensorFlow's
 C++ start-up lines (oneDNN notes, "Could not find cuda drivers", "failed call to cuInit",
 "All log messages before absl::InitializeLog()") ignore TF_CPP_MIN_LOG_LEVEL in TensorFlow
 2.21, so TensorFlow is imported with the process's stderr sent to a buffer, which is printed
@@ -10,71 +10,17 @@ only if the import fails. `--verbose_errors` (or ALBERT_TF_VERBOSE=1) keeps ever
 
 from __future__ import annotations
 
-import contextlib
 import logging as pylogging
 import os
 import sys
-import tempfile
 import time
 
 from absl import logging
 
+from albert_tf.core.native_stderr import quiet_native_stderr
 from albert_tf.engine import progress
 
-VERBOSE_ENV = "ALBERT_TF_VERBOSE"
 _STATE = {"set_up": False}
-
-
-def verbose_requested(argv=None) -> bool:
-    """Whether the user asked for everything: `--verbose_errors` or ALBERT_TF_VERBOSE=1.
-
-    Args:
-        argv: The command line; default `sys.argv`.
-
-    Returns:
-        True to keep TensorFlow's own start-up lines and tracebacks.
-    """
-    argv = sys.argv if argv is None else argv
-    flag = any(
-        a in ("--verbose_errors", "--verbose_errors=true", "--verbose_errors=True") for a in argv
-    )
-    return flag or os.environ.get(VERBOSE_ENV, "") not in ("", "0")
-
-
-@contextlib.contextmanager
-def quiet_native_stderr():
-    """Sends what native code writes to the process's stderr during the block to a buffer,
-    shown only if the block raises (or with `--verbose_errors` / ALBERT_TF_VERBOSE=1, not
-    captured at all): TensorFlow's start-up banner, the LiteRT converter's "fully_quantize: 0,
-    inference_type: 6" and the interpreter's "Created TensorFlow Lite XNNPACK delegate" lines.
-
-    Yields:
-        Nothing.
-
-    Example:
-
-    >>> from albert_tf.engine.console import quiet_native_stderr
-    >>> with quiet_native_stderr():
-    ...     pass
-    """
-    if verbose_requested():
-        yield
-        return
-    saved = os.dup(2)
-    with tempfile.TemporaryFile() as captured:
-        sys.stderr.flush()
-        os.dup2(captured.fileno(), 2)
-        try:
-            yield
-        except BaseException:
-            os.dup2(saved, 2)
-            captured.seek(0)
-            sys.stderr.write(captured.read().decode("utf-8", "replace"))
-            raise
-        finally:
-            sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)
 
 
 def import_tensorflow_quietly():

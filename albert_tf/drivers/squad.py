@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from albert_tf.core.errors import InputError
-from albert_tf.engine import validation as v
-from albert_tf.tasks.serving import check_export_flags
+from albert_tf.drivers import validation as v
+from albert_tf.drivers.exports import check_export_flags
 from albert_tf.tasks.squad.examples import read_squad_examples
 
 

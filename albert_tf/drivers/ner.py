@@ -4,9 +4,9 @@ reads (columns, tags of the scheme, labels in the label set), the label list."""
 from __future__ import annotations
 
 from albert_tf.core.errors import InputError
-from albert_tf.engine import validation as v
+from albert_tf.drivers import validation as v
+from albert_tf.drivers.exports import check_export_flags
 from albert_tf.tasks.ner import conll
-from albert_tf.tasks.serving import check_export_flags
 
 
 def validate_ner(FLAGS):

@@ -16,7 +16,8 @@ from absl import app, flags, logging
 
 from albert_tf.core.errors import AlbertError, InputError
 from albert_tf.core.fileio import storage_error
-from albert_tf.engine import console, validation
+from albert_tf.core.native_stderr import verbose_requested
+from albert_tf.drivers import console, validation
 
 USAGE_EXIT_CODE = InputError.exit_code
 
@@ -155,7 +156,7 @@ def guarded(main, usage=None):
                 USAGE_EXIT_CODE,
             )
         try:
-            console.setup(verbose=console.verbose_requested(argv) or _verbose())
+            console.setup(verbose=verbose_requested(argv) or _verbose())
             validation.check_filesystems(flags.FLAGS)
             return main(argv)
         except AlbertError as e:

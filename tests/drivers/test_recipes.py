@@ -5,7 +5,7 @@ from absl import flags
 import pytest
 
 from albert_tf.core.errors import InputError
-from albert_tf.tasks.recipes import RECIPES, apply_recipe, recipe_for
+from albert_tf.drivers.recipes import RECIPES, apply_recipe, recipe_for
 
 
 def _flags(argv):
