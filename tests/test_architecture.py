@@ -130,6 +130,58 @@ def test_no_import_cycles():
     assert cycles == []
 
 
+# --- The shell in a layer of its own: absl flags live in albert_tf.drivers ---------------------
+SHELL = ("albert_tf.drivers", "albert_tf.convert", "albert_tf.extract_features", "albert_tf.paper")
+FLAGS_PARAMETERS = {"flags", "FLAGS", "flags_obj", "flag_values"}  # the absl flags object
+
+
+def _in_shell(module) -> bool:
+    return any(module == s or module.startswith(s + ".") for s in SHELL)
+
+
+def test_drivers_are_the_layer_above_tasks_deploy_and_interop():
+    """The shell sits on the whole library: tasks, deploy, interop (and all below) never import
+    it, and it is below the commands only."""
+    drivers = layer_of("albert_tf.drivers")
+    below = ("albert_tf.tasks", "albert_tf.deploy", "albert_tf.interop", "albert_tf.engine")
+    assert all(layer_of(m) < drivers for m in below)
+    assert all(layer_of(m) > drivers for m in ("albert_tf.convert", "albert_tf.extract_features"))
+
+
+def test_only_the_shell_imports_absl_flags():
+    """Below albert_tf.drivers no module imports `absl.flags`: the library takes typed options
+    (FineTuningOptions, RunConfig, ExportOptions), never the flags object."""
+    bad = []
+    for module, path in ALL.items():
+        if _in_shell(module):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                bad += [f"{module}:{node.lineno}" for a in node.names if a.name == "absl.flags"]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                if node.module == "absl.flags" or (
+                    node.module == "absl" and any(a.name == "flags" for a in node.names)
+                ):
+                    bad.append(f"{module}:{node.lineno}")
+    assert bad == []
+
+
+def test_no_library_function_takes_the_flags_object():
+    """Below albert_tf.drivers no function has a parameter named like the flags object."""
+    bad = []
+    for module, path in ALL.items():
+        if _in_shell(module):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                args = node.args
+                names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+                names |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+                if names & FLAGS_PARAMETERS:
+                    bad.append(f"{module}:{node.lineno} {getattr(node, 'name', 'lambda')}")
+    assert bad == []
+
+
 def _docstring_lines(tree) -> set:
     """Line numbers of every docstring (module, class, function) in a parsed file."""
     found = set()

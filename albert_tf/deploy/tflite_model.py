@@ -169,9 +169,9 @@ class FlatTable:
         o = self._offset(slot)
         return None if o == 0 else self.t.String(o + self.t.Pos).decode("utf-8")
 
-    def scalar(self, slot, flags, default=0):
+    def scalar(self, slot, number_type, default=0):
         o = self._offset(slot)
-        return default if o == 0 else self.t.Get(flags, o + self.t.Pos)
+        return default if o == 0 else self.t.Get(number_type, o + self.t.Pos)
 
     def table(self, slot):
         o = self._offset(slot)
