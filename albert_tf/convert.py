@@ -26,9 +26,20 @@ import sys
 
 from albert_tf.core.errors import AlbertError
 from albert_tf.drivers import console
-from albert_tf.drivers.cli import one_line
+from albert_tf.drivers.cli import in_flag_words, one_line
 from albert_tf.interop.model_files import FORMATS, convert_model
 from albert_tf.interop.model_kinds import MODEL_KINDS
+
+# convert_model's arguments as this command's flags, for what it reports
+FLAG_NAMES = {
+    "input_path": "--input",
+    "output_path": "--output",
+    "output_format": "--output_format",
+    "albert_config_file": "--albert_config_file",
+    "model_kind": "--model",
+    "allow_missing": "--allow_missing",
+    "spm_model_file": "--spm_model_file",
+}
 
 
 def _parser():
@@ -107,10 +118,10 @@ def main(argv=None):
     except (ValueError, FileNotFoundError, TypeError, KeyError, ImportError, AlbertError) as e:
         if args.verbose_errors:
             raise
-        print(f"error: {one_line(e)}", file=sys.stderr)
+        print(f"error: {one_line(in_flag_words(e, FLAG_NAMES))}", file=sys.stderr)
         return 2
     print(report)
-    print("\n".join(written))
+    print(in_flag_words("\n".join(written), FLAG_NAMES))
     return 0
 
 

@@ -29,6 +29,9 @@ ENTRY_POINTS = [
     ("albert_tf.engine.training", "train"),
     ("albert_tf.pretraining.pretrain", "pretrain"),
     ("albert_tf.pretraining.demo", "run_demo"),
+    ("albert_tf.deploy.exports", "ExportOptions"),
+    ("albert_tf.deploy.exports", "exporter"),
+    ("albert_tf.deploy.exports", "export_model"),
 ]
 TASK_MODULE_NAMES = ("task.py", "serving.py")
 

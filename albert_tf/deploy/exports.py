@@ -112,7 +112,7 @@ def calibration_examples(task, count=quantization.CALIBRATION_EXAMPLES) -> list:
     """
     found = _records(task, "train") or _records(task, "dev")
     if found is None:
-        raise InputError("quantize='int8': no train or dev records to calibrate the ranges on")
+        raise InputError("quantize=int8: no train or dev records to calibrate the ranges on")
     path, spec = found
     ds = tf.data.TFRecordDataset(str(path)).take(count).map(lambda s: decode(s, spec))
     return [{k: v.numpy() for k, v in example.items()} for example in ds]

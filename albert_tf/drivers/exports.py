@@ -9,7 +9,11 @@ import importlib.util
 from albert_tf.core.errors import InputError
 from albert_tf.deploy.export_formats import LITERT, ONNX, QUANTIZE_MODES, parse_export_formats
 from albert_tf.drivers import validation as v
+from albert_tf.drivers.cli import in_flag_words
 from albert_tf.tasks.serving import NEEDS_TOKENIZER
+
+# what an export's own errors name (calibration data for quantize=int8) as the drivers' flag
+FLAG_NAMES = {"quantize": "--quantize"}
 
 
 def check_quantize_flag(quantize, formats) -> str:
@@ -116,4 +120,12 @@ def exporter_from_flags(export, task, FLAGS):
         quantize=FLAGS.quantize,
         batch_size=FLAGS.eval_batch_size,
     )
-    return exporter(export, task, options)
+    write = exporter(export, task, options)
+
+    def export_fn(model):
+        try:
+            return write(model)
+        except InputError as e:
+            raise InputError(in_flag_words(e, FLAG_NAMES)) from None
+
+    return export_fn

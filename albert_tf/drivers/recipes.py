@@ -50,7 +50,7 @@ class Recipe:
 
     Example:
 
-    >>> from albert_tf.tasks.recipes import RECIPES
+    >>> from albert_tf.drivers.recipes import RECIPES
     >>> RECIPES["rte"].train_step, RECIPES["rte"].warmup_step
     (800, 200)
     """

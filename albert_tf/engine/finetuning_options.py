@@ -11,7 +11,7 @@ from typing import Optional
 class FineTuningOptions:
     """The settings every fine-tuning driver shares, with the names of Google's flags.
 
-    `albert_tf.engine.flags.options_from_flags` builds one from the drivers' flags;
+    `albert_tf.drivers.flags.options_from_flags` builds one from the drivers' flags;
     `run_finetuning` takes one.
 
     Args:

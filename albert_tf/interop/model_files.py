@@ -100,9 +100,9 @@ def detect_format(path) -> str:
         resolve_checkpoint_path(path)
     except FileNotFoundError:
         raise FileNotFoundError(
-            f"--input {path}: not a .keras/.weights.h5 file, a Hugging Face folder (config.json + "
-            f"model.safetensors), a keras-hub preset folder, a SavedModel folder (TF Hub) or a "
-            f"TF1 / Model Garden checkpoint"
+            f"input_path {path}: not a .keras/.weights.h5 file, a Hugging Face folder "
+            f"(config.json + model.safetensors), a keras-hub preset folder, a SavedModel folder "
+            f"(TF Hub) or a TF1 / Model Garden checkpoint"
         ) from None
     return "tf1"
 
@@ -112,12 +112,12 @@ def _input_folder(path):
 
 
 def _config_for(path, albert_config_file):
-    """Read the AlbertConfig from --albert_config_file, else from albert_config.json beside
+    """Read the AlbertConfig from albert_config_file, else from albert_config.json beside
     `path`."""
     if albert_config_file is None:
         beside = fileio.join(_input_folder(path), CONFIG_FILE)
         if not fileio.isfile(beside):
-            raise ValueError(f"--input {path} carries no config: pass --albert_config_file")
+            raise ValueError(f"input_path {path} carries no config: pass albert_config_file")
         albert_config_file = beside
     return AlbertConfig.from_json_file(albert_config_file)
 
@@ -232,7 +232,8 @@ def _read_keras(path, config_file, model_kind):
 def _write_keras(model, output_path):
     if not _is_keras(output_path):
         raise ValueError(
-            f"--output {output_path}: the keras format needs a name ending in .weights.h5 or .keras"
+            f"output_path {output_path}: the keras format needs a name ending in .weights.h5 "
+            "or .keras"
         )
     suffix = ".weights.h5" if output_path.endswith(".weights.h5") else ".keras"
     with fileio.atomic_path_with_suffix(output_path, suffix, local=True) as tmp:
@@ -315,9 +316,9 @@ def write_model(model, output_path, output_format, spm_model_file=None, untraine
     if output_format == "keras":
         if untrained:
             raise ValueError(
-                f"--output {output_path}: a Keras file saves the whole model, and the input "
+                f"output_path {output_path}: a Keras file saves the whole model, and the input "
                 f"holds no {untrained[0]} ({len(untrained)} untrained head variables); use "
-                "--model encoder, or another --output_format"
+                "model_kind encoder, or another output_format"
             )
         _write_keras(model, output_path)
     else:
@@ -373,11 +374,11 @@ def _check_nothing_invented(model, report, output_format, allow_missing, log):
         )
     if problems and not allow_missing:
         raise InputError(
-            "; ".join(problems) + ". Pass --allow_missing to write it anyway, or --model encoder "
+            "; ".join(problems) + ". Pass allow_missing to write it anyway, or model_kind encoder "
             "to convert the encoder only"
         )
     for line in problems:
-        log(f"--allow_missing: {line}")
+        log(f"allow_missing: {line}")
 
 
 def convert_model(
@@ -454,7 +455,7 @@ def convert_model(
             else "tf1"
         )
     if output_format not in FORMATS:
-        raise ValueError(f"--output_format {output_format!r} is unknown; use one of {FORMATS}")
+        raise ValueError(f"output_format {output_format!r} is unknown; use one of {FORMATS}")
     if spm_model_file is None and output_format in SPM_FORMATS:
         spm_model_file = _default_spm(input_path)
     model, report = read_model(input_path, albert_config_file, model_kind, require_encoder)

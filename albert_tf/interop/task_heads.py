@@ -87,7 +87,7 @@ def run_checkpoint(folder) -> str:
         if stem.startswith("ckpt-") and stem[5:].isdigit():
             steps.append(int(stem[5:]))
     if not steps:
-        raise InputError(f"--input {folder}: the run folder holds no checkpoint yet")
+        raise InputError(f"input_path {folder}: the run folder holds no checkpoint yet")
     return fileio.join(folder, f"ckpt-{max(steps)}")
 
 
@@ -108,8 +108,8 @@ def model_from_run(folder):
     cls = _CLASSES.get(spec.get("class"))
     if cls is None or not spec.get("config"):
         raise InputError(
-            f"--input {folder}: {SUMMARY_FILE} names no model albert_tf can rebuild "
-            f"({spec.get('class')!r}); pass --model and --albert_config_file"
+            f"input_path {folder}: {SUMMARY_FILE} names no model albert_tf can rebuild "
+            f"({spec.get('class')!r}); pass model_kind and albert_config_file"
         )
     config = dict(spec["config"])
     config.pop("preprocessor", None)
@@ -172,7 +172,7 @@ def model_for_kind(kind: str, config, checkpoint=None):
         InputError: An unknown kind, or a pooled kind for a checkpoint without a pooled head.
     """
     if kind not in MODEL_KINDS:
-        raise InputError(f"--model {kind!r} is unknown; use one of {', '.join(MODEL_KINDS)}")
+        raise InputError(f"model_kind {kind!r} is unknown; use one of {', '.join(MODEL_KINDS)}")
     if kind in ("pretrainer", "encoder", "squad_v1", "squad_v2"):
         cls = {
             "pretrainer": AlbertPretrainer,
@@ -184,7 +184,7 @@ def model_for_kind(kind: str, config, checkpoint=None):
     shape = pooled_head_shape(checkpoint) if checkpoint is not None else None
     if shape is None:
         raise InputError(
-            f"--model {kind}: the input holds no task head (no output_weights) to convert"
+            f"model_kind {kind}: the input holds no task head (no output_weights) to convert"
         )
     n = shape[0]
     if kind == "multiple_choice":
@@ -207,9 +207,9 @@ def ambiguous_head_error(checkpoint) -> InputError:
     """
     shape = pooled_head_shape(checkpoint)
     return InputError(
-        f"--input {checkpoint} holds a fine-tuned task head (output_weights {list(shape)}) and "
+        f"input_path {checkpoint} holds a fine-tuned task head (output_weights {list(shape)}) and "
         f"no {SUMMARY_FILE} beside it says which task: convert the run's output folder, or pass "
-        f"--model {' | '.join(POOLED_KINDS)} (or --model encoder to keep the encoder only)"
+        f"model_kind {' | '.join(POOLED_KINDS)} (or model_kind encoder to keep the encoder only)"
     )
 
 
@@ -238,7 +238,7 @@ def load_checkpoint_into(model, checkpoint, require_encoder: bool = True):
         ).expect_partial().assert_existing_objects_matched()
     except AssertionError as e:
         raise InputError(
-            f"--input {path}: the checkpoint does not hold every variable of "
+            f"input_path {path}: the checkpoint does not hold every variable of "
             f"{type(model).__name__} ({str(e).splitlines()[0][:200]})"
         ) from None
     return LoadReport(path, sorted(original_variable_map(model)), [], [], [])

@@ -93,8 +93,16 @@ def test_undetectable_input_and_missing_config_are_clear_errors(tmp_path, fixtur
     ckpt.mkdir()
     for f in (fixtures_dir / "albert_tiny").glob("model.ckpt-best.*"):
         shutil.copy(f, ckpt)
-    with pytest.raises(ValueError, match="carries no config: pass --albert_config_file"):
+    # the library names its arguments; the command says its flags
+    with pytest.raises(
+        ValueError, match="input_path .* carries no config: pass albert_config_file"
+    ):
         convert_model(ckpt, tmp_path / "y.weights.h5")
+    assert main(["--input", str(ckpt), "--output", str(tmp_path / "y.weights.h5")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert (
+        err.startswith("error: --input ") and "carries no config: pass --albert_config_file" in err
+    )
     with pytest.raises(ValueError, match="needs a name ending in .weights.h5 or .keras"):
         convert_model(
             ckpt,
@@ -102,7 +110,7 @@ def test_undetectable_input_and_missing_config_are_clear_errors(tmp_path, fixtur
             "keras",
             albert_config_file=fixtures_dir / "albert_tiny" / "albert_config.json",
         )
-    with pytest.raises(ValueError, match="--output_format 'pytorch'"):
+    with pytest.raises(ValueError, match="output_format 'pytorch' is unknown"):
         convert_model(ckpt, tmp_path / "y", "pytorch")
 
 
