@@ -4,7 +4,7 @@ the drivers' `--export_format` / `--quantize` flags (albert_tf.drivers). Importi
 TensorFlow.
 
 A new quantize mode is one entry of QUANTIZE_MODES plus its converter settings in
-`albert_tf.deploy.litert`; the flag's help and checks read this tuple.
+`albert_tf.deploy.quantization.configure`; the flag's help and checks read this tuple.
 """
 
 from __future__ import annotations
