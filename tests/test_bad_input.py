@@ -275,6 +275,22 @@ def classifier_cases(f):
         ),
         ("export_dir_is_file", {"export_dir": f["a_file"]}, "--export_dir: "),
         (
+            "litert_length_below_its_shortest",  # export_litert's own check, before training
+            {"max_seq_length": 3, "export_dir": d / "never", "export_format": "LiteRT"},
+            "--max_seq_length=3: --export_format=litert writes files of at least 4 positions",
+        ),
+        (
+            "quantize_without_export_dir_in_one_round_trip",
+            {"quantize": "INT8"},
+            "--quantize says what --export_dir gets: give --export_dir and "
+            "--export_format=litert too",
+        ),
+        (
+            "unknown_quantize_mode",
+            {"quantize": "int4", "export_dir": d / "never", "export_format": "litert"},
+            "--quantize: 'int4' is not one of none, float16, dynamic_int8, int8",
+        ),
+        (
             "unknown_filesystem",
             {"data_dir": "s3://bucket/glue"},
             "--data_dir s3://bucket/glue: TensorFlow has no filesystem for s3://",

@@ -22,7 +22,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf.core import fileio
-from albert_tf.core.errors import InputError
+from albert_tf.core.errors import AlbertError, InputError, TrainingError
 from albert_tf.deploy import quantization
 from albert_tf.deploy.litert import export_litert, model_kind
 from albert_tf.deploy.runtime import load_litert
@@ -31,6 +31,7 @@ from albert_tf.engine.export_formats import (
     ONNX,
     ONNX_MODULE,
     SAVED_MODEL,
+    check_quantize,
     parse_export_formats,
 )
 from albert_tf.engine.finetuning import bucket_by_length
@@ -242,13 +243,44 @@ def driver_exporter(
     if not export_dir:
         return None
     formats = parse_export_formats(export_format)
+    quantize = check_quantize(quantize, formats)
     writers = lambda model: [
-        *([litert_writer(model, task, quantize, batch_size)] if LITERT in formats else []),
-        *([onnx_writer(model)] if ONNX in formats else []),
+        *(
+            [reported(LITERT, litert_writer(model, task, quantize, batch_size))]
+            if LITERT in formats
+            else []
+        ),
+        *([reported(ONNX, onnx_writer(model))] if ONNX in formats else []),
     ]
     if SAVED_MODEL in formats:
-        return lambda model: export(model, task, export_dir, also=writers(model))
+        return lambda model: reported(SAVED_MODEL, export)(
+            model, task, export_dir, also=writers(model)
+        )
     return lambda model: serving.write_version(export_dir, writers(model))
+
+
+def reported(export_format, write):
+    """`write` whose failure (after training: a converter's traceback, pages of MLIR) is one
+    TrainingError naming the format and the first line of its cause; the version folder's
+    scratch is removed by `serving.write_version`, the trained checkpoint stays."""
+
+    def call(*args, **kwargs):
+        try:
+            return write(*args, **kwargs)
+        except AlbertError:
+            raise
+        except Exception as e:  # noqa: BLE001  any exporter failure: one line, not a traceback
+            if fileio.storage_error("the export", e) is not None:
+                raise  # a full disk: the drivers' own one line
+            cause = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
+            raise TrainingError(
+                f"--export_format={export_format}: the export failed after training "
+                f"({type(e).__name__}: {cause}); nothing was left in --export_dir; the trained "
+                "checkpoint is in --output_dir: run the same command with --nodo_train to "
+                "export it again"
+            ) from e
+
+    return call
 
 
 def exporter_from_flags(export, task, FLAGS):

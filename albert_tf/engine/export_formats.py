@@ -16,6 +16,8 @@ EXPORT_FORMATS = (SAVED_MODEL, LITERT, ONNX)
 QUANTIZE_MODES = ("none", "float16", "dynamic_int8", "int8")
 # the ONNX exporter's module, looked up without importing it (it imports tf2onnx)
 ONNX_MODULE = "albert_tf.deploy.onnx"
+# the shortest input a LiteRT file takes (export_litert's max_seq_length check)
+LITERT_MIN_LENGTH = 4
 
 
 def parse_export_formats(value) -> tuple:
@@ -36,11 +38,16 @@ def parse_export_formats(value) -> tuple:
 
 
 def check_quantize(quantize, formats) -> str:
-    """--quantize checked against the formats it applies to (the LiteRT file).
+    """--quantize checked against the formats it applies to (the LiteRT file); any case
+    ("INT8" is "int8"), as --export_format.
+
+    Returns:
+        The mode, lowercased.
 
     Raises:
         InputError: An unknown mode, or a mode other than "none" without litert.
     """
+    quantize = str(quantize or "none").strip().lower()
     if quantize not in QUANTIZE_MODES:
         raise InputError(f"--quantize: {quantize!r} is not one of {', '.join(QUANTIZE_MODES)}")
     if quantize != "none" and LITERT not in formats:
@@ -48,6 +55,20 @@ def check_quantize(quantize, formats) -> str:
             f"--quantize={quantize} quantizes the LiteRT file: add litert to --export_format"
         )
     return quantize
+
+
+def check_litert_length(max_seq_length, formats) -> None:
+    """--max_seq_length checked against a LiteRT export's shortest input (export_litert's),
+    before any training.
+
+    Raises:
+        InputError: litert in formats and a length below LITERT_MIN_LENGTH.
+    """
+    if LITERT in formats and max_seq_length is not None and max_seq_length < LITERT_MIN_LENGTH:
+        raise InputError(
+            f"--max_seq_length={max_seq_length}: --export_format=litert writes files of at "
+            f"least {LITERT_MIN_LENGTH} positions; use --max_seq_length >= {LITERT_MIN_LENGTH}"
+        )
 
 
 def check_available(formats, quantize) -> None:

@@ -14,6 +14,7 @@ import sys
 from typing import Callable, Optional
 
 from absl import logging
+import keras
 import numpy as np
 import tensorflow as tf
 
@@ -261,6 +262,25 @@ def build_eval_model(model_fn: Callable, opts: FineTuningOptions, strategy=None,
     return model
 
 
+def float32_model(model, build: Callable):
+    """`model` itself when it computes in float32, else `build()` run under the float32 policy:
+    the exports (SavedModel, LiteRT, ONNX) of a --dtype=bfloat16/float16 run are of its float32
+    checkpoint, as every exporter writes float32 graphs.
+
+    >>> import keras
+    >>> float32_model(keras.layers.Dense(1), build=lambda: "rebuilt").compute_dtype
+    'float32'
+    """
+    if keras.backend.standardize_dtype(model.compute_dtype) == "float32":
+        return model
+    policy = keras.config.dtype_policy()
+    keras.config.set_dtype_policy("float32")
+    try:
+        return build()
+    finally:
+        keras.config.set_dtype_policy(policy)
+
+
 def finetune(
     model_fn: Callable,
     train_records: tuple,
@@ -473,6 +493,8 @@ def _use_best_checkpoint(
         for path in results["prediction_files"] or ():
             summary.add(path, "test-set predictions")
     if export_fn:
-        results["export_dir"] = export_fn(model)
+        results["export_dir"] = export_fn(
+            float32_model(model, lambda: build_eval_model(model_fn, opts, strategy, checkpoint))
+        )
         summary.add(results["export_dir"], "export (see its README.md for how to load it)")
     return results

@@ -16,7 +16,9 @@ from albert_tf.core import fileio
 from albert_tf.core.errors import InputError
 from albert_tf.engine import validation as v
 from albert_tf.engine.export_formats import (
+    LITERT,
     check_available,
+    check_litert_length,
     check_quantize,
     parse_export_formats,
 )
@@ -62,13 +64,24 @@ def check_export_flags(FLAGS):
             --quantize come without --export_dir.
     """
     formats = parse_export_formats(v.flag_value(FLAGS, "export_format") or "saved_model")
-    quantize = v.flag_value(FLAGS, "quantize") or "none"
+    quantize = str(v.flag_value(FLAGS, "quantize") or "none").lower()
+    if not v.flag_value(FLAGS, "export_dir"):
+        given = [n for n in ("export_format", "quantize") if n in FLAGS and FLAGS[n].present]
+        if given:
+            check_quantize(quantize, (LITERT,))  # a known mode: one round trip of errors
+            needs = "--export_dir" + (
+                " and --export_format=litert"
+                if quantize != "none" and LITERT not in formats
+                else ""
+            )
+            raise InputError(
+                f"{', '.join('--' + n for n in given)} say{'s' * (len(given) == 1)} what "
+                f"--export_dir gets: give {needs} too"
+            )
     check_quantize(quantize, formats)
     if not v.flag_value(FLAGS, "export_dir"):
-        for name in ("export_format", "quantize"):
-            if name in FLAGS and FLAGS[name].present:
-                raise InputError(f"--{name} says what --export_dir gets: give --export_dir too")
         return
+    check_litert_length(v.flag_value(FLAGS, "max_seq_length"), formats)
     check_available(formats, quantize)
     v.check_output_dir("export_dir", FLAGS.export_dir)
     if not (FLAGS.spm_model_file or v.flag_value(FLAGS, "vocab_file")):
@@ -202,11 +215,17 @@ def write_version(export_dir, writers) -> str:
         with fileio.output_folder(target, last=("README.md", "saved_model.pb")) as local:
             fill(local)
         return target
+    created = not fileio.exists(export_dir)
     fileio.makedirs(export_dir)
-    with fileio.scratch_folder(beside=target, prefix=".export-tmp-") as scratch:
-        tmp = fileio.join(scratch, "new")
-        fill(tmp)
-        fileio.rename(tmp, target)
+    try:
+        with fileio.scratch_folder(beside=target, prefix=".export-tmp-") as scratch:
+            tmp = fileio.join(scratch, "new")
+            fill(tmp)
+            fileio.rename(tmp, target)
+    except BaseException:
+        if created and not fileio.listdir(export_dir):  # a failed export leaves no folder
+            fileio.rmtree(export_dir)
+        raise
     return target
 
 
