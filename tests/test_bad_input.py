@@ -701,3 +701,26 @@ def test_random_init_warning(tmp_path, caplog):
         FineTuningOptions(output_dir=str(tmp_path), init_checkpoint="x"), True
     )
     assert not warn_if_random_init(FineTuningOptions(output_dir=str(tmp_path)), do_train=False)
+
+
+def test_init_from_a_model_garden_checkpoint_uses_the_models_config(fixtures_dir):
+    """--init_checkpoint=<Model Garden TF2 checkpoint> (which does not store its number of
+    layers) loads with the model's config, i.e. --albert_config_file: no error asking for it."""
+    import numpy as np
+
+    from albert_tf.core.config import AlbertConfig
+    from albert_tf.engine.init_checkpoint import init_from_checkpoint
+    from albert_tf.formats.tf1 import read_original_checkpoint
+    from albert_tf.modeling.finetuning_models import AlbertClassifier
+    from albert_tf.modeling.names import encoder_variable_map
+
+    config = AlbertConfig.from_json_file(fixtures_dir / "albert_tiny" / "albert_config.json")
+    model = AlbertClassifier(config, 2, 0.1)
+    ids = np.zeros((1, 4), np.int32)
+    model({"input_ids": ids, "input_mask": ids + 1, "segment_ids": ids})
+    path = fixtures_dir / "tfhub" / "tf2_checkpoints" / "albert_tiny_pretrainer-1"
+    report = init_from_checkpoint(model, path)
+    assert "bert/embeddings/word_embeddings" in report.loaded
+    tf1 = read_original_checkpoint(fixtures_dir / "albert_tiny" / "model.ckpt-best")
+    for name, variable in encoder_variable_map(model.albert).items():
+        np.testing.assert_array_equal(variable.numpy(), tf1[name])

@@ -108,13 +108,16 @@ def _given_config(path, albert_config_file):
     return None, None
 
 
-def read_source(path, albert_config_file=None) -> TfHubSource:
-    """The TfHubSource of a TF Hub SavedModel folder or a Model Garden TF2 checkpoint."""
+def read_source(path, albert_config_file=None, model_config=None) -> TfHubSource:
+    """The TfHubSource of a TF Hub SavedModel folder or a Model Garden TF2 checkpoint;
+    `model_config` (the config of the model it fills) stands in where no file gives one."""
     path = os.fspath(path)
     kind = source_kind(path)
     if kind is None:
         raise InputError(f"{path}: neither a SavedModel folder nor a Model Garden TF2 checkpoint")
     config, config_file = _given_config(path, albert_config_file)
+    if config is None and model_config is not None:
+        config, config_file = model_config, "the model's config"
     if kind == "tfhub":
         view, has_mlm, saved = _saved_model_view(path)
     else:
@@ -197,7 +200,8 @@ def load_tfhub(path, model=None, *, albert_config_file=None):
             default an AlbertPretrainer when the source has a masked-LM head, else an
             AlbertModel, built from the source's config.
         albert_config_file: A config that wins over the one read off the source (an
-            `albert_config.json` in the source's folder is used too); it must fit the tensors.
+            `albert_config.json` in the source's folder is used too, else a given model's
+            config, e.g. the driver's --albert_config_file); it must fit the tensors.
 
     Returns:
         (model, LoadReport): the report lists what was loaded, what the model has that the
@@ -214,7 +218,7 @@ def load_tfhub(path, model=None, *, albert_config_file=None):
     >>> type(model).__name__, model.config.num_hidden_layers, len(report.loaded)
     ('AlbertModel', 4, 25)
     """
-    source = read_source(path, albert_config_file)
+    source = read_source(path, albert_config_file, getattr(model, "config", None))
     notes = list(source.notes)
     if model is None:
         model = (AlbertPretrainer if source.has_mlm else AlbertModel)(source.config)
