@@ -33,6 +33,9 @@ from albert_tf.engine.save_points import BEST_CHECKPOINT
 from albert_tf.engine.task_protocol import FineTuningTask, check_task
 from albert_tf.modeling.padding_free import set_padding_free
 
+# the run folder's copy of its SentencePiece model (a name formats.common.find_spm_model reads)
+RUN_SPM_MODEL = "spm.model"
+
 _BUCKETING = contextvars.ContextVar("bucket_by_length", default=True)
 _TPU_BUCKETS = contextvars.ContextVar("tpu_buckets", default=False)
 
@@ -403,6 +406,8 @@ def run_finetuning(
     ):
         fileio.makedirs(opts.output_dir)
         summary = RunSummary(opts.output_dir, os.path.basename(sys.argv[0] or "albert_tf"))
+        if distribute.is_chief(strategy):
+            _record_tokenizer(task, opts.output_dir, summary)
         if do_train:
             trained = _train_task(task, model_fn, opts, strategy, evaluate=do_eval)
             _note_training(summary, trained, opts)
@@ -421,6 +426,19 @@ def run_finetuning(
             )
         summary.finish(distribute.is_chief(strategy), show=opts.verbose != 0)
         return results
+
+
+def _record_tokenizer(task, output_dir, summary):
+    """The task's SentencePiece model copied into the run folder (RUN_SPM_MODEL), so the folder
+    reads as a release and every conversion of it (convert --output_format huggingface, ...)
+    carries its tokenizer."""
+    spm = getattr(getattr(task, "encoder", task), "spm_model_file", None)
+    if not spm:
+        return
+    path = fileio.join(output_dir, RUN_SPM_MODEL)
+    if fileio.abspath(spm) != fileio.abspath(path):
+        fileio.copy(spm, path, overwrite=True)
+    summary.add(path, "its SentencePiece model (conversions carry it)")
 
 
 def _note_training(summary, trained, opts):
@@ -497,4 +515,6 @@ def _use_best_checkpoint(
             float32_model(model, lambda: build_eval_model(model_fn, opts, strategy, checkpoint))
         )
         summary.add(results["export_dir"], "export (see its README.md for how to load it)")
+        for name in sorted(fileio.listdir(results["export_dir"])):
+            summary.add(fileio.join(results["export_dir"], name.rstrip("/")), "  in the export")
     return results
