@@ -57,6 +57,7 @@ def files(tmp_path_factory, fixtures_dir, data_dir):
     f["grouped_config"] = config("grouped", num_hidden_groups=2)
     f["small_vocab_config"] = config("small_vocab", vocab_size=500)
     f["tiny_vocab_config"] = config("tiny_vocab", vocab_size=10)
+    f["big_vocab_config"] = config("big_vocab", vocab_size=30000)
     f["bad_act_config"] = config("bad_act", hidden_act="swishy")
     f["bad_json"] = d / "bad.json"
     f["bad_json"].write_text('{"vocab_size": 1000, ')
@@ -211,6 +212,11 @@ def classifier_cases(f):
             "spm_exceeds_vocab",
             {"albert_config_file": f["small_vocab_config"], "init_checkpoint": None},
             "vocab_size is 500",
+        ),
+        (
+            "spm_far_below_vocab",  # 1000 pieces for 30,000 rows: another model's tokenizer
+            {"albert_config_file": f["big_vocab_config"], "init_checkpoint": None},
+            "has 1000 pieces but the ALBERT config's vocab_size is 30000: a gap beyond padding",
         ),
         ("seq_exceeds_positions", {"max_seq_length": 128}, "max_position_embeddings"),
         ("zero_batch", {"train_batch_size": 0}, "--train_batch_size=0"),
@@ -680,6 +686,10 @@ def test_init_from_checkpoint_errors_and_report(fixtures_dir, tmp_path, caplog):
     ).write(str(tmp_path / "partial"))
     with pytest.raises(InputError, match=r"holds \d+ of the \d+ encoder variables"):
         init_from_checkpoint(model, partial)
+    from albert_tf.formats.tf1 import load_original_checkpoint
+
+    with pytest.raises(InputError, match=f"^ckpt_path: {partial} is a TF2 object checkpoint"):
+        load_original_checkpoint(model, partial)  # the project's own: says what it is
     with caplog.at_level(logging.INFO, logger="absl"):  # another test may have quieted absl
         report = init_from_checkpoint(model, fixtures_dir / "albert_tiny" / "model.ckpt-best")
     assert "bert/embeddings/word_embeddings" in report.loaded

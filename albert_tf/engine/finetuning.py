@@ -14,7 +14,6 @@ import sys
 from typing import Callable, Optional
 
 from absl import logging
-import keras
 import numpy as np
 import tensorflow as tf
 
@@ -265,25 +264,6 @@ def build_eval_model(model_fn: Callable, opts: FineTuningOptions, strategy=None,
     return model
 
 
-def float32_model(model, build: Callable):
-    """`model` itself when it computes in float32, else `build()` run under the float32 policy:
-    the exports (SavedModel, LiteRT, ONNX) of a --dtype=bfloat16/float16 run are of its float32
-    checkpoint, as every exporter writes float32 graphs.
-
-    >>> import keras
-    >>> float32_model(keras.layers.Dense(1), build=lambda: "rebuilt").compute_dtype
-    'float32'
-    """
-    if keras.backend.standardize_dtype(model.compute_dtype) == "float32":
-        return model
-    policy = keras.config.dtype_policy()
-    keras.config.set_dtype_policy("float32")
-    try:
-        return build()
-    finally:
-        keras.config.set_dtype_policy(policy)
-
-
 def finetune(
     model_fn: Callable,
     train_records: tuple,
@@ -406,8 +386,9 @@ def run_finetuning(
     ):
         fileio.makedirs(opts.output_dir)
         summary = RunSummary(opts.output_dir, os.path.basename(sys.argv[0] or "albert_tf"))
-        if distribute.is_chief(strategy):
-            _record_tokenizer(task, opts.output_dir, summary)
+        spm = getattr(getattr(task, "encoder", task), "spm_model_file", None)
+        if spm and distribute.is_chief(strategy):  # conversions of the folder carry it
+            summary.copy_in(spm, RUN_SPM_MODEL, "its SentencePiece model (conversions carry it)")
         if do_train:
             trained = _train_task(task, model_fn, opts, strategy, evaluate=do_eval)
             _note_training(summary, trained, opts)
@@ -426,19 +407,6 @@ def run_finetuning(
             )
         summary.finish(distribute.is_chief(strategy), show=opts.verbose != 0)
         return results
-
-
-def _record_tokenizer(task, output_dir, summary):
-    """The task's SentencePiece model copied into the run folder (RUN_SPM_MODEL), so the folder
-    reads as a release and every conversion of it (convert --output_format huggingface, ...)
-    carries its tokenizer."""
-    spm = getattr(getattr(task, "encoder", task), "spm_model_file", None)
-    if not spm:
-        return
-    path = fileio.join(output_dir, RUN_SPM_MODEL)
-    if fileio.abspath(spm) != fileio.abspath(path):
-        fileio.copy(spm, path, overwrite=True)
-    summary.add(path, "its SentencePiece model (conversions carry it)")
 
 
 def _note_training(summary, trained, opts):
@@ -512,7 +480,9 @@ def _use_best_checkpoint(
             summary.add(path, "test-set predictions")
     if export_fn:
         results["export_dir"] = export_fn(
-            float32_model(model, lambda: build_eval_model(model_fn, opts, strategy, checkpoint))
+            distribute.float32_model(
+                model, lambda: build_eval_model(model_fn, opts, strategy, checkpoint)
+            )
         )
         summary.add(results["export_dir"], "export (see its README.md for how to load it)")
         for name in sorted(fileio.listdir(results["export_dir"])):

@@ -87,6 +87,20 @@ class RunSummary:
         if path:
             self.files.append(WrittenFile(str(path), what))
 
+    def copy_in(self, source, name: str, what: str):
+        """Copies a file into the output folder as `name` (unless it is that file) and
+        records it.
+
+        Args:
+            source: The file.
+            name: Its name in the output folder.
+            what: A few words on what it holds.
+        """
+        path = fileio.join(self.output_dir, name)
+        if fileio.abspath(source) != fileio.abspath(path):
+            fileio.copy(source, path, overwrite=True)
+        self.add(path, what)
+
     def add_unlisted(self):
         """Records every entry of the output folder that no step listed (a checkpoint once,
         not its .index and .data files), so the summary names every file of the run."""

@@ -261,6 +261,11 @@ def config_from_flags(FLAGS, flag="albert_config_file"):
     return config
 
 
+# the most of a config's vocab_size an embedding table pads past its tokenizer (a gap of more
+# is another model's tokenizer)
+PADDING_SHARE = 0.01
+
+
 def check_tokenizer(FLAGS, config=None):
     """--spm_model_file (a SentencePiece model) or --vocab_file (one piece a line) must exist,
     load, and fit the embedding: ids >= config.vocab_size would fail only inside training."""
@@ -280,6 +285,12 @@ def check_tokenizer(FLAGS, config=None):
         raise InputError(
             f"--{flag}: {path} has {size} pieces but the ALBERT config's vocab_size "
             f"is {config.vocab_size}; use the tokenizer released with the model"
+        )
+    if config is not None and size < config.vocab_size * (1 - PADDING_SHARE):
+        raise InputError(
+            f"--{flag}: {path} has {size} pieces but the ALBERT config's vocab_size is "
+            f"{config.vocab_size}: a gap beyond padding, so another model's tokenizer; use the "
+            "tokenizer released with the model"
         )
     if config is not None and size < config.vocab_size:
         # Ids still fit the embedding (a table padded past the vocabulary is common).

@@ -96,6 +96,8 @@ def detect_format(path) -> str:
     kind = source_kind(path)
     if kind is not None:
         return kind
+    if not fileio.exists(path) and not fileio.glob(path + ".*"):  # nor a checkpoint prefix
+        raise FileNotFoundError(f"--input {path}: no such file or folder")
     try:
         resolve_checkpoint_path(path)
     except FileNotFoundError:

@@ -3,6 +3,7 @@ any batch and length, the optimized (fused) graph equals the plain one, any file
 converter's `--output_format onnx`, and one clear error for what cannot be exported."""
 
 import json
+import re
 
 import keras
 import numpy as np
@@ -152,4 +153,17 @@ def test_what_cannot_be_exported_is_one_clear_error(tmp_path):
         export_onnx(keras.Sequential([keras.layers.Dense(2)]), tmp_path / "b.onnx")
     with pytest.raises(ValueError, match=r"^path: empty"):
         export_onnx(build("encoder"), "")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_folder_path_and_a_missing_optimizer_package_are_named(tmp_path, monkeypatch):
+    """export_onnx into an existing folder names the folder; optimize=True without sympy
+    (ONNX Runtime's optimizer imports it) names sympy, before any conversion."""
+    import sys
+
+    with pytest.raises(ValueError, match="^" + re.escape(f"path: {tmp_path} is a folder")):
+        export_onnx(build("encoder"), tmp_path)
+    monkeypatch.setitem(sys.modules, "sympy", None)
+    with pytest.raises(ImportError, match=r"^export_onnx\(optimize=True\) needs sympy"):
+        export_onnx(build("encoder"), tmp_path / "o.onnx", optimize=True)
     assert list(tmp_path.iterdir()) == []
