@@ -588,6 +588,37 @@ def test_real_process_one_line_exit_2(files, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--export_format=tflite"], "--export_format: tflite is not a format"),
+        (["--quantize=Int8"], "--quantize says what --export_dir gets: give --export_dir and"),
+        (
+            ["--export_dir=EXPORT", "--export_format=litert", "--max_seq_length=3"],
+            "--max_seq_length=3: --export_format=litert writes files of at least 4 positions",
+        ),
+    ],
+)
+def test_bad_export_flags_are_refused_before_tensorflow_loads(files, tmp_path, flags, message):
+    """A `tensorflow` that cannot be imported shadows the real one: the error still comes."""
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "tensorflow.py").write_text('raise ImportError("TensorFlow was imported")\n')
+    cases, base = classifier_cases(files)
+    flags = [f.replace("EXPORT", str(tmp_path / "export")) for f in flags]
+    argv = argv_of(base, {}, tmp_path / "out") + flags
+    r = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "run_classifier.py")] + argv,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=f"{shadow}{os.pathsep}{ROOT}"),
+    )
+    assert problems("before_tf", r.returncode, r.stderr, message) == []
+    assert sorted(os.listdir(tmp_path)) == ["shadow"]
+
+
 def test_verbose_errors_keeps_the_traceback(files, tmp_path):
     """--verbose_errors prints the traceback before the same error line (no TF: fast)."""
     argv = [

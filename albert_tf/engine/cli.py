@@ -17,6 +17,7 @@ from absl import app, flags, logging
 from albert_tf.core.errors import AlbertError, InputError
 from albert_tf.core.fileio import storage_error
 from albert_tf.engine import console, validation
+from albert_tf.engine.export_formats import check_export_choices
 
 USAGE_EXIT_CODE = InputError.exit_code
 
@@ -155,6 +156,7 @@ def guarded(main, usage=None):
                 USAGE_EXIT_CODE,
             )
         try:
+            check_export_choices(flags.FLAGS)  # before TensorFlow loads (console.setup's)
             console.setup(verbose=console.verbose_requested(argv) or _verbose())
             validation.check_filesystems(flags.FLAGS)
             return main(argv)

@@ -71,6 +71,42 @@ def check_litert_length(max_seq_length, formats) -> None:
         )
 
 
+def check_export_choices(FLAGS) -> tuple:
+    """The export flags' values a driver checks before TensorFlow loads (the cli does, before
+    the driver's main): --export_format, --quantize (any case), each only with --export_dir,
+    and --max_seq_length for a LiteRT file. Flags a driver lacks count as not given.
+
+    Args:
+        FLAGS: The parsed absl flags.
+
+    Returns:
+        (formats, quantize): the parsed --export_format and the lowercased --quantize.
+
+    Raises:
+        InputError: An unknown format or mode, --export_format / --quantize without
+            --export_dir (naming all it needs at once), a LiteRT length below 4.
+    """
+    value = lambda name: FLAGS[name].value if name in FLAGS else None
+    formats = parse_export_formats(value("export_format") or SAVED_MODEL)
+    quantize = str(value("quantize") or "none").lower()
+    if not value("export_dir"):
+        given = [n for n in ("export_format", "quantize") if n in FLAGS and FLAGS[n].present]
+        if given:
+            check_quantize(quantize, (LITERT,))  # a known mode: one round trip of errors
+            needs = "--export_dir" + (
+                " and --export_format=litert"
+                if quantize != "none" and LITERT not in formats
+                else ""
+            )
+            raise InputError(
+                f"{', '.join('--' + n for n in given)} say{'s' * (len(given) == 1)} what "
+                f"--export_dir gets: give {needs} too"
+            )
+        return formats, check_quantize(quantize, formats)
+    check_litert_length(value("max_seq_length"), formats)
+    return formats, check_quantize(quantize, formats)
+
+
 def check_available(formats, quantize) -> None:
     """What the exports need beyond their flags, found before any work: the ONNX exporter for
     onnx, ai-edge-litert to measure a quantized LiteRT file.

@@ -15,13 +15,7 @@ import time
 from albert_tf.core import fileio
 from albert_tf.core.errors import InputError
 from albert_tf.engine import validation as v
-from albert_tf.engine.export_formats import (
-    LITERT,
-    check_available,
-    check_litert_length,
-    check_quantize,
-    parse_export_formats,
-)
+from albert_tf.engine.export_formats import check_available, check_export_choices
 
 README = """# ALBERT SavedModel ({what})
 
@@ -63,25 +57,9 @@ def check_export_flags(FLAGS):
             quantization mode is unknown or its packages are missing, or --export_format /
             --quantize come without --export_dir.
     """
-    formats = parse_export_formats(v.flag_value(FLAGS, "export_format") or "saved_model")
-    quantize = str(v.flag_value(FLAGS, "quantize") or "none").lower()
-    if not v.flag_value(FLAGS, "export_dir"):
-        given = [n for n in ("export_format", "quantize") if n in FLAGS and FLAGS[n].present]
-        if given:
-            check_quantize(quantize, (LITERT,))  # a known mode: one round trip of errors
-            needs = "--export_dir" + (
-                " and --export_format=litert"
-                if quantize != "none" and LITERT not in formats
-                else ""
-            )
-            raise InputError(
-                f"{', '.join('--' + n for n in given)} say{'s' * (len(given) == 1)} what "
-                f"--export_dir gets: give {needs} too"
-            )
-    check_quantize(quantize, formats)
+    formats, quantize = check_export_choices(FLAGS)
     if not v.flag_value(FLAGS, "export_dir"):
         return
-    check_litert_length(v.flag_value(FLAGS, "max_seq_length"), formats)
     check_available(formats, quantize)
     v.check_output_dir("export_dir", FLAGS.export_dir)
     if not (FLAGS.spm_model_file or v.flag_value(FLAGS, "vocab_file")):
