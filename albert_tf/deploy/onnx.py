@@ -27,6 +27,7 @@ import tensorflow as tf
 
 from albert_tf.core import fileio
 from albert_tf.deploy.onnx_encoder import fusable_outputs
+from albert_tf.engine.console import quiet_native_stderr
 from albert_tf.modeling.model_base import ServingSignature, flat_outputs
 
 MIN_OPSET = 17  # LayerNormalization is a standard op from 17 on; tf2onnx 1.17 writes up to 18
@@ -126,7 +127,8 @@ def onnx_proto(model, *, opset=MIN_OPSET, optimize=False):
         raise ImportError(f"export_onnx needs tf2onnx and onnx: {INSTALL_HINT}") from e
     _check_opset(opset, max(tf2onnx.constants.OPSET_TO_IR_VERSION))
     serve, signature = serving_function(model, optimize)
-    proto, _ = tf2onnx.convert.from_function(serve, input_signature=signature, opset=opset)
+    with quiet_native_stderr():  # grappler's "Starting new session" lines, twice
+        proto, _ = tf2onnx.convert.from_function(serve, input_signature=signature, opset=opset)
     restore_reduce_means(proto, opset)
     fused = {}
     if optimize:
