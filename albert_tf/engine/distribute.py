@@ -290,6 +290,9 @@ def per_replica_batch_size(global_batch_size: int, strategy) -> int:
     return global_batch_size // n
 
 
+_SAID_SPLITS = set()  # the batch splits logged so far
+
+
 def distribute_dataset(strategy, dataset_fn, global_batch_size: int):
     """The training dataset for a strategy, built once per input pipeline.
 
@@ -306,12 +309,10 @@ def distribute_dataset(strategy, dataset_fn, global_batch_size: int):
         ValueError: when the replicas do not divide `global_batch_size`.
     """
     per_replica = per_replica_batch_size(global_batch_size, strategy)
-    logging.info(
-        "global batch %d = %d replicas × %d",
-        global_batch_size,
-        strategy.num_replicas_in_sync,
-        per_replica,
-    )
+    split = (global_batch_size, strategy.num_replicas_in_sync, per_replica)
+    if split not in _SAID_SPLITS:  # once a process: a run builds its dataset per epoch
+        _SAID_SPLITS.add(split)
+        logging.info("global batch %d = %d replicas × %d", *split)
     if isinstance(strategy, tf.distribute.OneDeviceStrategy) or strategy.num_replicas_in_sync == 1:
         return dataset_fn(per_replica, tf.distribute.InputContext())
     return strategy.distribute_datasets_from_function(
