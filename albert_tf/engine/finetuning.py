@@ -31,6 +31,7 @@ from albert_tf.engine.run_summary import RunSummary
 from albert_tf.engine.save_points import BEST_CHECKPOINT
 from albert_tf.engine.task_protocol import FineTuningTask, check_task
 from albert_tf.modeling.padding_free import set_padding_free
+from albert_tf.text.vocab_files import read_spm_model
 
 # the run folder's copy of its SentencePiece model (a name formats.common.find_spm_model reads)
 RUN_SPM_MODEL = "spm.model"
@@ -388,7 +389,7 @@ def run_finetuning(
         summary = RunSummary(opts.output_dir, os.path.basename(sys.argv[0] or "albert_tf"))
         spm = getattr(getattr(task, "encoder", task), "spm_model_file", None)
         if spm and distribute.is_chief(strategy):  # conversions of the folder carry it
-            summary.copy_in(spm, RUN_SPM_MODEL, "its SentencePiece model (conversions carry it)")
+            summary.write_in(RUN_SPM_MODEL, read_spm_model(spm), "its SentencePiece model")
         if do_train:
             trained = _train_task(task, model_fn, opts, strategy, evaluate=do_eval)
             _note_training(summary, trained, opts)

@@ -87,19 +87,15 @@ class RunSummary:
         if path:
             self.files.append(WrittenFile(str(path), what))
 
-    def copy_in(self, source, name: str, what: str):
-        """Copies a file into the output folder as `name` (unless it is that file) and
-        records it.
+    def write_in(self, name: str, data: bytes, what: str):
+        """Writes a file into the output folder as `name` and records it.
 
         Args:
-            source: The file.
             name: Its name in the output folder.
+            data: Its bytes.
             what: A few words on what it holds.
         """
-        path = fileio.join(self.output_dir, name)
-        if fileio.abspath(source) != fileio.abspath(path):
-            fileio.copy(source, path, overwrite=True)
-        self.add(path, what)
+        self.add(fileio.write_bytes(fileio.join(self.output_dir, name), data), what)
 
     def add_unlisted(self):
         """Records every entry of the output folder that no step listed (a checkpoint once,

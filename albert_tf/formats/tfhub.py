@@ -168,20 +168,14 @@ def tfhub_config(path, albert_config_file=None) -> AlbertConfig:
 
 # ---- loading ------------------------------------------------------------------------------------
 def _untrained_notes(report, kind):
-    """A note for each head the model has that the source lacks (left at initial values)."""
-    missing = [n for n in report.missing if n.startswith("cls/")]
-    sop = [n for n in missing if n in mg.SOP]
-    mlm = [n for n in missing if n not in mg.SOP]
+    """A note for a masked-LM head the source lacks (left at initial values); a missing
+    sentence-order head (no TF2 format carries one) is said by the report's `missing` line."""
+    mlm = [n for n in report.missing if n.startswith("cls/") and n not in mg.SOP]
     notes = []
     if mlm:
         notes.append(
             f"{ORIGINS[kind]} has no masked-LM head (no .mlm / masked_lm): {len(mlm)} cls/"
             "predictions variables left at their initial values"
-        )
-    if sop:
-        notes.append(
-            "the TF2 formats carry no sentence-order head: cls/seq_relationship left at its "
-            "initial values"
         )
     return notes
 
