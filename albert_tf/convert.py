@@ -26,7 +26,8 @@ import sys
 
 from albert_tf.core.errors import AlbertError
 from albert_tf.drivers import console
-from albert_tf.drivers.cli import in_flag_words, one_line
+from albert_tf.drivers.cli import one_line
+from albert_tf.drivers.flag_words import in_flag_words
 from albert_tf.interop.model_files import FORMATS, convert_model
 from albert_tf.interop.model_kinds import MODEL_KINDS
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from albert_tf.core import fileio
 from albert_tf.core.errors import InputError
+from albert_tf.drivers import console
 from albert_tf.drivers import validation as v
 from albert_tf.inference.representations import (
     check_layers,
@@ -173,6 +174,7 @@ def parser():
 def main(argv=None) -> int:
     """Run the CLI; bad input is one `error:` line on stderr and exit code 2."""
     args = parser().parse_args(argv)
+    console.import_tensorflow_quietly()  # TensorFlow's start-up lines stay off the console
     try:
         run(args)
     except InputError as e:

@@ -57,6 +57,7 @@ def files(tmp_path_factory, fixtures_dir, data_dir):
     f["grouped_config"] = config("grouped", num_hidden_groups=2)
     f["small_vocab_config"] = config("small_vocab", vocab_size=500)
     f["tiny_vocab_config"] = config("tiny_vocab", vocab_size=10)
+    f["big_vocab_config"] = config("big_vocab", vocab_size=30000)
     f["bad_act_config"] = config("bad_act", hidden_act="swishy")
     f["bad_json"] = d / "bad.json"
     f["bad_json"].write_text('{"vocab_size": 1000, ')
@@ -212,6 +213,11 @@ def classifier_cases(f):
             {"albert_config_file": f["small_vocab_config"], "init_checkpoint": None},
             "vocab_size is 500",
         ),
+        (
+            "spm_far_below_vocab",  # 1000 pieces for 30,000 rows: another model's tokenizer
+            {"albert_config_file": f["big_vocab_config"], "init_checkpoint": None},
+            "has 1000 pieces but the ALBERT config's vocab_size is 30000: a gap beyond padding",
+        ),
         ("seq_exceeds_positions", {"max_seq_length": 128}, "max_position_embeddings"),
         ("zero_batch", {"train_batch_size": 0}, "--train_batch_size=0"),
         (
@@ -274,6 +280,22 @@ def classifier_cases(f):
             "--text_a_column: only for --task_name=custom",
         ),
         ("export_dir_is_file", {"export_dir": f["a_file"]}, "--export_dir: "),
+        (
+            "litert_length_below_its_shortest",  # export_litert's own check, before training
+            {"max_seq_length": 3, "export_dir": d / "never", "export_format": "LiteRT"},
+            "--max_seq_length=3: --export_format=litert writes files of at least 4 positions",
+        ),
+        (
+            "quantize_without_export_dir_in_one_round_trip",
+            {"quantize": "INT8"},
+            "--quantize says what --export_dir gets: give --export_dir and "
+            "--export_format=litert too",
+        ),
+        (
+            "unknown_quantize_mode",
+            {"quantize": "int4", "export_dir": d / "never", "export_format": "litert"},
+            "--quantize: 'int4' is not one of none, float16, dynamic_int8, int8",
+        ),
         (
             "unknown_filesystem",
             {"data_dir": "s3://bucket/glue"},
@@ -566,6 +588,37 @@ def test_real_process_one_line_exit_2(files, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--export_format=tflite"], "--export_format: tflite is not a format"),
+        (["--quantize=Int8"], "--quantize says what --export_dir gets: give --export_dir and"),
+        (
+            ["--export_dir=EXPORT", "--export_format=litert", "--max_seq_length=3"],
+            "--max_seq_length=3: --export_format=litert writes files of at least 4 positions",
+        ),
+    ],
+)
+def test_bad_export_flags_are_refused_before_tensorflow_loads(files, tmp_path, flags, message):
+    """A `tensorflow` that cannot be imported shadows the real one: the error still comes."""
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "tensorflow.py").write_text('raise ImportError("TensorFlow was imported")\n')
+    cases, base = classifier_cases(files)
+    flags = [f.replace("EXPORT", str(tmp_path / "export")) for f in flags]
+    argv = argv_of(base, {}, tmp_path / "out") + flags
+    r = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "run_classifier.py")] + argv,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=f"{shadow}{os.pathsep}{ROOT}"),
+    )
+    assert problems("before_tf", r.returncode, r.stderr, message) == []
+    assert sorted(os.listdir(tmp_path)) == ["shadow"]
+
+
 def test_verbose_errors_keeps_the_traceback(files, tmp_path):
     """--verbose_errors prints the traceback before the same error line (no TF: fast)."""
     argv = [
@@ -664,6 +717,10 @@ def test_init_from_checkpoint_errors_and_report(fixtures_dir, tmp_path, caplog):
     ).write(str(tmp_path / "partial"))
     with pytest.raises(InputError, match=r"holds \d+ of the \d+ encoder variables"):
         init_from_checkpoint(model, partial)
+    from albert_tf.formats.tf1 import load_original_checkpoint
+
+    with pytest.raises(InputError, match=f"^ckpt_path: {partial} is a TF2 object checkpoint"):
+        load_original_checkpoint(model, partial)  # the project's own: says what it is
     with caplog.at_level(logging.INFO, logger="absl"):  # another test may have quieted absl
         report = init_from_checkpoint(model, fixtures_dir / "albert_tiny" / "model.ckpt-best")
     assert "bert/embeddings/word_embeddings" in report.loaded
@@ -685,3 +742,26 @@ def test_random_init_warning(tmp_path, caplog):
         FineTuningOptions(output_dir=str(tmp_path), init_checkpoint="x"), True
     )
     assert not warn_if_random_init(FineTuningOptions(output_dir=str(tmp_path)), do_train=False)
+
+
+def test_init_from_a_model_garden_checkpoint_uses_the_models_config(fixtures_dir):
+    """--init_checkpoint=<Model Garden TF2 checkpoint> (which does not store its number of
+    layers) loads with the model's config, i.e. --albert_config_file: no error asking for it."""
+    import numpy as np
+
+    from albert_tf.core.config import AlbertConfig
+    from albert_tf.engine.init_checkpoint import init_from_checkpoint
+    from albert_tf.formats.tf1 import read_original_checkpoint
+    from albert_tf.modeling.finetuning_models import AlbertClassifier
+    from albert_tf.modeling.names import encoder_variable_map
+
+    config = AlbertConfig.from_json_file(fixtures_dir / "albert_tiny" / "albert_config.json")
+    model = AlbertClassifier(config, 2, 0.1)
+    ids = np.zeros((1, 4), np.int32)
+    model({"input_ids": ids, "input_mask": ids + 1, "segment_ids": ids})
+    path = fixtures_dir / "tfhub" / "tf2_checkpoints" / "albert_tiny_pretrainer-1"
+    report = init_from_checkpoint(model, path)
+    assert "bert/embeddings/word_embeddings" in report.loaded
+    tf1 = read_original_checkpoint(fixtures_dir / "albert_tiny" / "model.ckpt-best")
+    for name, variable in encoder_variable_map(model.albert).items():
+        np.testing.assert_array_equal(variable.numpy(), tf1[name])

@@ -11,6 +11,7 @@ import glob
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import types
@@ -101,7 +102,16 @@ def test_run_summary_and_labelled_results(mrpc_run):
         "eval_results.txt",
         "test_results.tsv",
         "run_summary.json",
+        "spm.model",
+        # the export's own files, each listed
+        "model.tflite",
+        "model.onnx",
+        "saved_model.pb",
+        "quantization_report.json",
     }
+    listed = {f["path"] for f in summary["files"]}
+    for name in os.listdir(out):  # every file of the folder (a checkpoint by its prefix)
+        assert str(out / re.sub(r"\.(index|data-\d+-of-\d+)$", "", name)) in listed, name
     blocks = (out / "eval_results.txt").read_text().split("\n\n")
     titles = [b.splitlines()[0] for b in blocks if b.strip()]
     assert titles[:2] == [
@@ -151,6 +161,10 @@ def test_the_run_folder_converts_with_its_head_and_labels(mrpc_run, tmp_path):
     assert config["architectures"] == ["AlbertForSequenceClassification"]
     assert config["id2label"] == {"0": "0", "1": "1"}
     assert "0 missing" in r.stdout and "0 left out" in r.stdout
+    # the run folder records its SentencePiece model; the conversion carries it
+    spm = (TINY / "30k-clean.model").read_bytes()
+    assert (out / "spm.model").read_bytes() == spm
+    assert (tmp_path / "hf" / "spiece.model").read_bytes() == spm
 
 
 def test_a_fine_tuned_checkpoint_alone_names_its_task_or_fails(mrpc_run, tmp_path):

@@ -2,6 +2,7 @@
 outputs on the tiny release folder; fill_mask is the MLM head's top-k, best first."""
 
 import json
+import pathlib
 
 import numpy as np
 import pytest
@@ -153,3 +154,30 @@ def test_fill_mask_is_the_mlm_heads_top_k(tiny, fixtures_dir):
         fill_mask(model, "no mask here", encoder=encoder)
     with pytest.raises(ValueError, match="masked-LM head"):
         fill_mask(model.albert, text, encoder=encoder)
+
+
+def test_a_real_process_shows_only_its_error_line(tmp_path, fixtures_dir):
+    """As a shell runs it: TensorFlow's start-up lines stay off stderr, the error is all."""
+    import subprocess
+    import sys
+
+    (tmp_path / "in.txt").write_text("hello\n")
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "albert_tf.extract_features",
+            f"--input_file={tmp_path / 'in.txt'}",
+            f"--output_file={tmp_path / 'o.jsonl'}",
+            f"--model_dir={tmp_path / 'nowhere'}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=pathlib.Path(__file__).resolve().parents[1],
+    )
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        f"error: --model_dir: model folder {tmp_path / 'nowhere'} does not exist"
+    ], r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt"]

@@ -22,7 +22,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf.core import fileio
-from albert_tf.core.errors import InputError
+from albert_tf.core.errors import AlbertError, InputError, TrainingError
 from albert_tf.deploy import quantization
 from albert_tf.deploy.export_formats import (
     LITERT,
@@ -252,6 +252,7 @@ class ExportOptions:
 
     def __post_init__(self):
         object.__setattr__(self, "formats", parse_export_formats(self.formats, "formats"))
+        object.__setattr__(self, "quantize", str(self.quantize or "none").strip().lower())
         if self.quantize not in QUANTIZE_MODES:
             raise InputError(f"quantize={self.quantize!r}: use one of {', '.join(QUANTIZE_MODES)}")
         if self.quantize != "none" and LITERT not in self.formats:
@@ -277,15 +278,47 @@ def exporter(export, task, options: ExportOptions):
     formats = options.formats
     writers = lambda model: [
         *(
-            [litert_writer(model, task, options.quantize, options.batch_size)]
+            [reported(LITERT, litert_writer(model, task, options.quantize, options.batch_size))]
             if LITERT in formats
             else []
         ),
-        *([onnx_writer(model)] if ONNX in formats else []),
+        *([reported(ONNX, onnx_writer(model))] if ONNX in formats else []),
     ]
     if SAVED_MODEL in formats:
-        return lambda model: export(model, task, options.export_dir, also=writers(model))
+        return lambda model: reported(SAVED_MODEL, export)(
+            model, task, options.export_dir, also=writers(model)
+        )
     return lambda model: serving.write_version(options.export_dir, writers(model))
+
+
+def reported(export_format, write):
+    """`write` whose failure (after training: a converter's traceback, pages of MLIR) is one
+    TrainingError naming the format and the first line of its cause; the version folder's
+    scratch is removed by `serving.write_version`.
+
+    Args:
+        export_format: The format `write` writes (one of EXPORT_FORMATS).
+        write: A version-folder writer or a task's SavedModel export.
+
+    Returns:
+        `write`, its failures reported in one line.
+    """
+
+    def call(*args, **kwargs):
+        try:
+            return write(*args, **kwargs)
+        except AlbertError:
+            raise
+        except Exception as e:  # noqa: BLE001  any exporter failure: one line, not a traceback
+            if fileio.storage_error("the export", e) is not None:
+                raise  # a full disk: the drivers' own one line
+            cause = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
+            raise TrainingError(
+                f"formats={export_format}: the export failed ({type(e).__name__}: {cause}); "
+                "nothing was left in export_dir"
+            ) from e
+
+    return call
 
 
 def export_model(model, task, export, options: ExportOptions) -> str:

@@ -35,6 +35,7 @@ import tensorflow as tf
 from albert_tf.core import fileio
 from albert_tf.core.native_stderr import quiet_native_stderr
 from albert_tf.deploy import quantization
+from albert_tf.deploy.export_formats import LITERT_MIN_LENGTH
 from albert_tf.deploy.spm_normalizer import preprocessing_model
 from albert_tf.deploy.task_library import (
     CLASSIFIER,
@@ -52,6 +53,7 @@ from albert_tf.modeling.finetuning_models import (
 )
 from albert_tf.modeling.padding_free import set_padding_free
 from albert_tf.modeling.squad_models import AlbertSquadV1, AlbertSquadV2
+from albert_tf.text.vocab_files import load_sentencepiece
 
 FEATURES = ("input_ids", "input_mask", "segment_ids")
 OUTPUTS = {
@@ -245,8 +247,10 @@ def _check_arguments(model, max_seq_length, quantize, representative_dataset, te
             "'dynamic_int8' instead"
         )
     limit = model.config.max_position_embeddings
-    if not isinstance(max_seq_length, int) or not 4 <= max_seq_length <= limit:
-        raise ValueError(f"max_seq_length={max_seq_length!r}: an int in [4, {limit}]")
+    if not isinstance(max_seq_length, int) or not LITERT_MIN_LENGTH <= max_seq_length <= limit:
+        raise ValueError(
+            f"max_seq_length={max_seq_length!r}: an int in [{LITERT_MIN_LENGTH}, {limit}]"
+        )
     quantization.check_quantize(quantize, representative_dataset)
     if text_input and quantize == "int8":
         raise ValueError(
@@ -255,6 +259,36 @@ def _check_arguments(model, max_seq_length, quantize, representative_dataset, te
             "'float16', or quantize the feature-input file"
         )
     return kind
+
+
+def _check_files(path, spm_model_file):
+    """The file to write is no folder; spm_model_file is a SentencePiece model."""
+    if fileio.isdir(path):
+        raise ValueError(
+            f"path: {path} is a folder; give the .tflite file to write, e.g. "
+            f"{fileio.join(path, 'model.tflite')}"
+        )
+    if spm_model_file:
+        try:
+            load_sentencepiece(spm_model_file)
+        except (ValueError, OSError) as e:
+            raise ValueError(
+                f"spm_model_file: {e}; give the SentencePiece model of the pretrained model "
+                "(e.g. 30k-clean.model), or vocab_file for a WordPiece one"
+            ) from None
+
+
+def _takes_pairs(model, kind, text_pair, task_library, text_input) -> bool:
+    """A classifier of pairs (text_pair=True, or a Keras text model made with text_pair), which
+    BertNLClassifier cannot feed: task_library=True is refused for its feature-input file."""
+    pair = bool(getattr(model, "text_pair", False) if text_pair is None else text_pair)
+    pair = pair and kind in TASK_LIBRARY_CLIENTS
+    if task_library_arg_requires(task_library) and pair and not text_input:
+        raise ValueError(
+            "task_library=True: BertNLClassifier feeds one text, and this model takes pairs "
+            "(text_pair); use task_library='auto' or False, or run the file with load_litert"
+        )
+    return pair
 
 
 def _task_library_metadata(data, kind, tokenizer, labels, task_library, max_seq_length):
@@ -375,7 +409,8 @@ def export_litert(
     ['input_ids', 'input_mask', 'segment_ids']
     """
     kind = _check_arguments(model, max_seq_length, quantize, representative_dataset, text_input)
-    task_library_arg_requires(task_library)
+    _check_files(path, spm_model_file)
+    pair = _takes_pairs(model, kind, text_pair, task_library, text_input)
     labels = _check_labels(model, kind, labels)
     tokenizer = find_tokenizer(model, spm_model_file, vocab_file, do_lower_case)
     with padded(model):
@@ -384,13 +419,16 @@ def export_litert(
         )
         examples = None
         if quantize == "int8":
-            examples = quantization.representative_examples(representative_dataset, specs, 1000)
+            examples = quantization.representative_examples(
+                representative_dataset, specs, 1000, vocab_size=model.config.vocab_size
+            )
         data = convert(model, serve, specs, quantize, examples, tracked)
     client, note = None, "takes strings: no Task Library client reads it" if text_input else ""
     if not text_input:
         data, client, note = _task_library_metadata(
-            data, kind, tokenizer, labels, task_library, max_seq_length
+            data, kind, tokenizer, labels, False if pair else task_library, max_seq_length
         )
+        note = "no Task Library metadata: BertNLClassifier feeds one text" if pair else note
     if client and quantize in quantization.TASK_LIBRARY_CANNOT_LOAD:
         note = (
             f"the Task Library cannot load this {quantize} file: "

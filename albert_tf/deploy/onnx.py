@@ -17,6 +17,7 @@ both), and the plain file is standard ONNX that OpenVINO reads too.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
@@ -25,12 +26,15 @@ import keras
 import tensorflow as tf
 
 from albert_tf.core import fileio
+from albert_tf.core.native_stderr import quiet_native_stderr
 from albert_tf.deploy.onnx_encoder import fusable_outputs
 from albert_tf.modeling.model_base import ServingSignature, flat_outputs
 
 MIN_OPSET = 17  # LayerNormalization is a standard op from 17 on; tf2onnx 1.17 writes up to 18
 INPUT_AXES = {"masked_lm_positions": ("batch", "predictions")}  # others: (batch, sequence)
 INSTALL_HINT = "pip install 'albert_tf[deploy]' (tf2onnx, onnx, onnxruntime)"
+# what ONNX Runtime's transformer optimizer imports (optimize=True)
+OPTIMIZER_PACKAGES = ("onnxruntime", "sympy")
 
 
 def _check_model(model):
@@ -100,9 +104,19 @@ def _optimized(proto, config):
     return optimized.model, fused
 
 
+def _optimizer_needs(package) -> str:
+    return (
+        f"export_onnx(optimize=True) needs {package} (ONNX Runtime's transformer optimizer "
+        f"imports it): pip install {package}"
+    )
+
+
 def onnx_proto(model, *, opset=MIN_OPSET, optimize=False):
     """The ONNX ModelProto export_onnx writes (see export_onnx)."""
     _check_model(model)
+    for package in OPTIMIZER_PACKAGES if optimize else ():
+        if importlib.util.find_spec(package) is None:  # before the conversion's minutes
+            raise ImportError(_optimizer_needs(package))
     try:
         # deferred: an optional package (the `deploy` extra)
         import tf2onnx
@@ -113,16 +127,15 @@ def onnx_proto(model, *, opset=MIN_OPSET, optimize=False):
         raise ImportError(f"export_onnx needs tf2onnx and onnx: {INSTALL_HINT}") from e
     _check_opset(opset, max(tf2onnx.constants.OPSET_TO_IR_VERSION))
     serve, signature = serving_function(model, optimize)
-    proto, _ = tf2onnx.convert.from_function(serve, input_signature=signature, opset=opset)
+    with quiet_native_stderr():  # grappler's "Starting new session" lines, twice
+        proto, _ = tf2onnx.convert.from_function(serve, input_signature=signature, opset=opset)
     restore_reduce_means(proto, opset)
     fused = {}
     if optimize:
         try:
             proto, fused = _optimized(proto, model.config)
         except ImportError as e:
-            raise ImportError(
-                f"export_onnx(optimize=True) needs onnxruntime: {INSTALL_HINT}"
-            ) from e
+            raise ImportError(_optimizer_needs(e.name or "onnxruntime")) from e
     name_input_axes(proto, by_input=INPUT_AXES)
     proto.doc_string = f"albert_tf {type(model).__name__}, export_onnx(optimize={optimize})"
     meta = {
@@ -168,8 +181,9 @@ def export_onnx(model, path, *, opset=MIN_OPSET, optimize=False):
 
     Raises:
         ValueError: naming `model` (not an ids-level albert_tf model, or not float32), `opset`
-            or `path` (empty) when it cannot be exported so.
-        ImportError: when tf2onnx / onnx (or onnxruntime for `optimize`) are not installed.
+            or `path` (empty, or a folder) when it cannot be exported so.
+        ImportError: when tf2onnx / onnx (or onnxruntime and sympy for `optimize`) are not
+            installed, naming the package.
 
     Example:
 
@@ -193,5 +207,10 @@ def export_onnx(model, path, *, opset=MIN_OPSET, optimize=False):
     path = os.fspath(path)
     if not path:
         raise ValueError("path: empty; give the .onnx file to write")
+    if fileio.isdir(path):
+        raise ValueError(
+            f"path: {path} is a folder; give the .onnx file to write, e.g. "
+            f"{fileio.join(path, 'model.onnx')}"
+        )
     proto = onnx_proto(model, opset=opset, optimize=optimize)
     return fileio.write_bytes(path, proto.SerializeToString())

@@ -44,19 +44,37 @@ def check_quantize(quantize: str, representative_dataset) -> str:
     return quantize
 
 
-def _rows(value, spec) -> Iterable[np.ndarray]:
-    """A feature's value as rows shaped like the spec ([1, ...]): one example, or a batch."""
+def _rows(value, spec, name="", vocab_size=None) -> Iterable[np.ndarray]:
+    """A feature's value as rows shaped like the spec ([1, ...]): one example, or a batch.
+
+    Raises:
+        ValueError: Rows of another shape than the file's, or input_ids outside the vocabulary.
+    """
     array = np.asarray(value)
     if array.dtype.kind in "OSU":  # strings: one text, or a list of them
-        array = array.astype(object).reshape(-1, *spec.shape[1:])
-    else:
-        array = array.astype(spec.dtype.as_numpy_dtype)
-        per_row = int(np.prod(spec.shape[1:]))
-        array = array.reshape(-1, *spec.shape[1:]) if array.size % per_row == 0 else array
+        return [row[None] for row in array.astype(object).reshape(-1, *spec.shape[1:])]
+    row_shape = tuple(spec.shape[1:])
+    if array.ndim < len(row_shape) or tuple(array.shape[array.ndim - len(row_shape) :]) != (
+        row_shape
+    ):
+        raise ValueError(
+            f"representative_dataset: {name} of shape {array.shape} does not fit the file's "
+            f"rows of {list(row_shape)} (one example, or a batch of them, at its max_seq_length)"
+        )
+    if name == "input_ids" and vocab_size and array.size:
+        low, high = int(array.min()), int(array.max())
+        if low < 0 or high >= vocab_size:
+            raise ValueError(
+                f"representative_dataset: input_ids {low if low < 0 else high} is outside the "
+                f"model's vocabulary [0, {vocab_size}): ids of another tokenizer?"
+            )
+    array = array.astype(spec.dtype.as_numpy_dtype).reshape(-1, *row_shape)
     return [row[None] for row in array]
 
 
-def representative_examples(dataset, specs: dict, limit: Optional[int] = None) -> list:
+def representative_examples(
+    dataset, specs: dict, limit: Optional[int] = None, vocab_size: Optional[int] = None
+) -> list:
     """Calibration inputs: feature dicts (one example or a batch each, e.g. [length] or
     [batch, length] arrays) turned into {input name: [1, ...] array} dicts, as many as
     `limit`.
@@ -65,12 +83,14 @@ def representative_examples(dataset, specs: dict, limit: Optional[int] = None) -
         dataset: An iterable of feature dicts with a value for each input in `specs`.
         specs: {input name: tf.TensorSpec} of the LiteRT file's inputs.
         limit: The most examples kept (None: all).
+        vocab_size: The model's vocabulary size: input_ids must lie in [0, vocab_size).
 
     Returns:
         A list of dicts.
 
     Raises:
-        ValueError: A dict lacking an input.
+        ValueError: A dict lacking an input, rows of another shape than the file's, or
+            input_ids outside the vocabulary.
     """
     examples = []
     for item in dataset:
@@ -78,7 +98,7 @@ def representative_examples(dataset, specs: dict, limit: Optional[int] = None) -
             raise ValueError(
                 f"representative_dataset: each item is a feature dict with {sorted(specs)}"
             )
-        rows = {name: _rows(item[name], spec) for name, spec in specs.items()}
+        rows = {name: _rows(item[name], spec, name, vocab_size) for name, spec in specs.items()}
         for i in range(min(len(r) for r in rows.values())):
             examples.append({name: r[i] for name, r in rows.items()})
             if limit is not None and len(examples) >= limit:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import sys
 import traceback
 
@@ -19,6 +18,7 @@ from albert_tf.core.errors import AlbertError, InputError
 from albert_tf.core.fileio import storage_error
 from albert_tf.core.native_stderr import verbose_requested
 from albert_tf.drivers import console, validation
+from albert_tf.drivers.exports import check_export_choices
 
 USAGE_EXIT_CODE = InputError.exit_code
 
@@ -92,30 +92,6 @@ def one_line(message) -> str:
     return "; ".join(parts) or "unknown error"
 
 
-def in_flag_words(message, flag_names: dict) -> str:
-    """A library message with its argument names said as the command line's flags.
-
-    The library raises errors in its arguments' names (`input_path`, `model_kind`); a command
-    reports them in the words its user typed.
-
-    Args:
-        message: The library's message (an exception or a string).
-        flag_names: Argument name -> flag, e.g. `{"input_path": "--input"}`.
-
-    Returns:
-        The message with each argument name, standing alone, replaced by its flag.
-
-    Example:
-
-    >>> flags = {"input_path": "--input", "albert_config_file": "--albert_config_file"}
-    >>> in_flag_words("input_path x: no config; pass albert_config_file", flags)
-    '--input x: no config; pass --albert_config_file'
-    """
-    names = sorted(flag_names, key=len, reverse=True)
-    pattern = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, names)) + r")(?![\w])")
-    return pattern.sub(lambda m: flag_names[m.group(1)], str(message))
-
-
 def fail(message, exit_code: int, show_traceback: bool = False):
     """Prints `error: <message>` as the last stderr line and exits with `exit_code`.
 
@@ -181,6 +157,7 @@ def guarded(main, usage=None):
                 USAGE_EXIT_CODE,
             )
         try:
+            check_export_choices(flags.FLAGS)  # before TensorFlow loads (console.setup's)
             console.setup(verbose=verbose_requested(argv) or _verbose())
             validation.check_filesystems(flags.FLAGS)
             return main(argv)

@@ -18,6 +18,18 @@ def validate_ner(FLAGS):
         )
     if FLAGS.data_dir:
         v.check_dir("data_dir", FLAGS.data_dir, "NER data folder")
+    if FLAGS.do_train and not FLAGS.train_file:
+        # deferred: keeps TensorFlow off this module's import
+        from albert_tf.tasks.ner.task import SPLIT_FILES, NerFiles
+
+        if NerFiles.find(FLAGS.data_dir).train is None:
+            where = (
+                f"--data_dir {FLAGS.data_dir} has no" if FLAGS.data_dir else "no --data_dir with"
+            )
+            raise InputError(
+                f"--do_train: no train file: {where} {SPLIT_FILES['train'][0]}; put it there "
+                "or give --train_file"
+            )
     for split in ("train", "dev", "test"):
         if FLAGS[f"{split}_file"].value:
             v.check_file(f"{split}_file", FLAGS[f"{split}_file"].value, "CoNLL file")

@@ -261,6 +261,11 @@ def config_from_flags(FLAGS, flag="albert_config_file"):
     return config
 
 
+# the most of a config's vocab_size an embedding table pads past its tokenizer (a gap of more
+# is another model's tokenizer)
+PADDING_SHARE = 0.01
+
+
 def check_tokenizer(FLAGS, config=None):
     """--spm_model_file (a SentencePiece model) or --vocab_file (one piece a line) must exist,
     load, and fit the embedding: ids >= config.vocab_size would fail only inside training."""
@@ -276,21 +281,21 @@ def check_tokenizer(FLAGS, config=None):
         size = sum(1 for line in fileio.read_text(path).splitlines() if line.strip())
     else:
         raise InputError("--spm_model_file is required (or --vocab_file for a WordPiece model)")
-    if config is not None and size > config.vocab_size:
+    if config is None or size == config.vocab_size:
+        return size
+    if not config.vocab_size * (1 - PADDING_SHARE) <= size <= config.vocab_size:
+        gap = ": a gap beyond padding, so another model's tokenizer"
+        gap = gap if size < config.vocab_size else ""
         raise InputError(
-            f"--{flag}: {path} has {size} pieces but the ALBERT config's vocab_size "
-            f"is {config.vocab_size}; use the tokenizer released with the model"
+            f"--{flag}: {path} has {size} pieces but the ALBERT config's vocab_size is "
+            f"{config.vocab_size}{gap}; use the tokenizer released with the model"
         )
-    if config is not None and size < config.vocab_size:
-        # Ids still fit the embedding (a table padded past the vocabulary is common).
-        logging.warning(
-            "--%s: %s has %d pieces, fewer than the config's vocab_size %d; is it the "
-            "tokenizer released with the model?",
-            flag,
-            path,
-            size,
-            config.vocab_size,
-        )
+    # Ids still fit the embedding (a table padded past the vocabulary is common).
+    logging.warning(
+        "--%s: %s has %d pieces, fewer than the config's vocab_size %d; is it the "
+        "tokenizer released with the model?",
+        *(flag, path, size, config.vocab_size),
+    )
     return size
 
 

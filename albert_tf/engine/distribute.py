@@ -211,6 +211,36 @@ def set_precision(dtype: str):
     keras.mixed_precision.set_global_policy(policies[dtype])
 
 
+def float32_model(model, build):
+    """`model` itself when it computes in float32, else `build()` run under the float32 policy:
+    the exports (SavedModel, LiteRT, ONNX) of a --dtype=bfloat16/float16 run are of its float32
+    checkpoint, as every exporter writes float32 graphs.
+
+    Args:
+        model: A Keras model (or layer).
+        build: Callable with no arguments that builds the same model, weights loaded.
+
+    Returns:
+        A model computing in float32.
+
+    >>> import keras
+    >>> from albert_tf.engine.distribute import float32_model
+    >>> float32_model(keras.layers.Dense(1), build=lambda: "rebuilt").compute_dtype
+    'float32'
+    """
+    # deferred: keeps TensorFlow off this module's import
+    import keras
+
+    if keras.backend.standardize_dtype(model.compute_dtype) == "float32":
+        return model
+    policy = keras.config.dtype_policy()
+    keras.config.set_dtype_policy("float32")
+    try:
+        return build()
+    finally:
+        keras.config.set_dtype_policy(policy)
+
+
 def per_replica_batch_size(global_batch_size: int, strategy) -> int:
     """The global batch split over the replicas; it must divide evenly (static shapes).
 
@@ -232,6 +262,9 @@ def per_replica_batch_size(global_batch_size: int, strategy) -> int:
     return global_batch_size // n
 
 
+_SAID_SPLITS = set()  # the batch splits logged so far
+
+
 def distribute_dataset(strategy, dataset_fn, global_batch_size: int):
     """The training dataset for a strategy, built once per input pipeline.
 
@@ -248,12 +281,10 @@ def distribute_dataset(strategy, dataset_fn, global_batch_size: int):
         ValueError: when the replicas do not divide `global_batch_size`.
     """
     per_replica = per_replica_batch_size(global_batch_size, strategy)
-    logging.info(
-        "global batch %d = %d replicas × %d",
-        global_batch_size,
-        strategy.num_replicas_in_sync,
-        per_replica,
-    )
+    split = (global_batch_size, strategy.num_replicas_in_sync, per_replica)
+    if split not in _SAID_SPLITS:  # once a process: a run builds its dataset per epoch
+        _SAID_SPLITS.add(split)
+        logging.info("global batch %d = %d replicas × %d", *split)
     if isinstance(strategy, tf.distribute.OneDeviceStrategy) or strategy.num_replicas_in_sync == 1:
         return dataset_fn(per_replica, tf.distribute.InputContext())
     return strategy.distribute_datasets_from_function(

@@ -31,6 +31,10 @@ from albert_tf.engine.run_summary import RunSummary
 from albert_tf.engine.save_points import BEST_CHECKPOINT
 from albert_tf.engine.task_protocol import FineTuningTask, check_task
 from albert_tf.modeling.padding_free import set_padding_free
+from albert_tf.text.vocab_files import read_spm_model
+
+# the run folder's copy of its SentencePiece model (a name formats.common.find_spm_model reads)
+RUN_SPM_MODEL = "spm.model"
 
 _BUCKETING = contextvars.ContextVar("bucket_by_length", default=True)
 _TPU_BUCKETS = contextvars.ContextVar("tpu_buckets", default=False)
@@ -383,6 +387,9 @@ def run_finetuning(
     ):
         fileio.makedirs(opts.output_dir)
         summary = RunSummary(opts.output_dir, os.path.basename(sys.argv[0] or "albert_tf"))
+        spm = getattr(getattr(task, "encoder", task), "spm_model_file", None)
+        if spm and distribute.is_chief(strategy):  # conversions of the folder carry it
+            summary.write_in(RUN_SPM_MODEL, read_spm_model(spm), "its SentencePiece model")
         if do_train:
             trained = _train_task(task, model_fn, opts, strategy, evaluate=do_eval)
             _note_training(summary, trained, opts)
@@ -473,6 +480,12 @@ def _use_best_checkpoint(
         for path in results["prediction_files"] or ():
             summary.add(path, "test-set predictions")
     if export_fn:
-        results["export_dir"] = export_fn(model)
+        results["export_dir"] = export_fn(
+            distribute.float32_model(
+                model, lambda: build_eval_model(model_fn, opts, strategy, checkpoint)
+            )
+        )
         summary.add(results["export_dir"], "export (see its README.md for how to load it)")
+        for name in sorted(fileio.listdir(results["export_dir"])):
+            summary.add(fileio.join(results["export_dir"], name.rstrip("/")), "  in the export")
     return results

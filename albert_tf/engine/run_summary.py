@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import sys
 import time
 from typing import Optional
@@ -19,6 +20,31 @@ from albert_tf.engine.progress import format_duration
 from albert_tf.engine.results import format_metrics
 
 SUMMARY_FILE = "run_summary.json"
+# what the output folder's other files hold, by name (a pattern: a leading * for a suffix,
+# a trailing * for a prefix), for those of them no step of the run listed itself
+FOLDER_FILES = (
+    ("albert_config.json", "the config its checkpoints are written with"),
+    ("checkpoint", "TensorFlow's list of the checkpoints"),
+    ("ckpt-*", "a checkpoint (model + optimizer)"),
+    ("*.tf_record", "cached features (the next run reuses them)"),
+    ("*.tf_record.json", "the cached features' description"),
+    ("eval_history.json", "every evaluation, across restarts"),
+    ("best_trial*", "the best evaluation so far"),
+    ("train", "TensorBoard events of training"),
+    ("eval", "TensorBoard events of evaluation"),
+)
+CHECKPOINT_PART = re.compile(r"\.(index|data-\d+-of-\d+)$")  # a checkpoint's files
+
+
+def _what(name) -> str:
+    for pattern, what in FOLDER_FILES:
+        if (
+            name == pattern
+            or (pattern.startswith("*") and name.endswith(pattern[1:]))
+            or (pattern.endswith("*") and name.startswith(pattern[:-1]))
+        ):
+            return what
+    return "written in the output folder"
 
 
 @dataclasses.dataclass
@@ -60,6 +86,32 @@ class RunSummary:
         """
         if path:
             self.files.append(WrittenFile(str(path), what))
+
+    def write_in(self, name: str, data: bytes, what: str):
+        """Writes a file into the output folder as `name` and records it.
+
+        Args:
+            name: Its name in the output folder.
+            data: Its bytes.
+            what: A few words on what it holds.
+        """
+        self.add(fileio.write_bytes(fileio.join(self.output_dir, name), data), what)
+
+    def add_unlisted(self):
+        """Records every entry of the output folder that no step listed (a checkpoint once,
+        not its .index and .data files), so the summary names every file of the run."""
+        if not fileio.isdir(self.output_dir):
+            return
+        listed = {f.path.rstrip("/") for f in self.files}
+        names = []
+        for name in sorted(fileio.listdir(self.output_dir)):
+            name = CHECKPOINT_PART.sub("", name.rstrip("/"))
+            if name not in names and name != SUMMARY_FILE:
+                names.append(name)
+        for name in names:
+            path = fileio.join(self.output_dir, name)
+            if path not in listed:
+                self.add(path, _what(name))
 
     def to_dict(self) -> dict:
         """The summary as run_summary.json holds it.
@@ -108,6 +160,7 @@ class RunSummary:
         """
         path = fileio.join(self.output_dir, SUMMARY_FILE)
         if chief:
+            self.add_unlisted()
             self.add(path, "this summary (metrics and files, as JSON)")
             data = self.to_dict()
             fileio.write_text(path, json.dumps(data, indent=1, default=str) + "\n")

@@ -367,6 +367,18 @@ def _group0_name(name):
     return re.sub(r"/transformer/group_\d+/", "/transformer/group_0/", name)
 
 
+def _refuse_object_checkpoint(path, reader):
+    """An object checkpoint (TF2's tf.train.Checkpoint: a driver run's ckpt-N and
+    model.ckpt-best, a Model Garden checkpoint) holds no Google names: say what it is."""
+    if "_CHECKPOINTABLE_OBJECT_GRAPH" in reader.get_variable_to_shape_map():
+        raise InputError(
+            f"ckpt_path: {path} is a TF2 object checkpoint (an albert_tf run's ckpt-N / "
+            "model.ckpt-best, or Model Garden's), not a Google TF1 one: restore a run's with "
+            "tf.train.Checkpoint(model=model).restore(path) or convert its folder (python -m "
+            "albert_tf.convert --input <run folder>); load Model Garden's with load_tfhub"
+        )
+
+
 def load_original_checkpoint(model, ckpt_path, *, require_encoder=True, group0_fallback=False):
     """Load a Google TF1 checkpoint into an albert_tf model.
 
@@ -391,7 +403,9 @@ def load_original_checkpoint(model, ckpt_path, *, require_encoder=True, group0_f
     Raises:
         InputError: when the checkpoint cannot be read, a variable's shape differs from the
             model's (the message names the variable and both shapes), or, with
-            `require_encoder`, an encoder variable is missing. `InputError` is a `ValueError`.
+            `require_encoder`, an encoder variable is missing, or the checkpoint is a TF2
+            object checkpoint (an albert_tf run's, Model Garden's). `InputError` is a
+            `ValueError`.
         FileNotFoundError: when no checkpoint is found at `ckpt_path`.
 
     Example:
@@ -412,6 +426,7 @@ def load_original_checkpoint(model, ckpt_path, *, require_encoder=True, group0_f
         reader = checkpoint_reader(path)
     except (tf.errors.OpError, ValueError) as e:
         raise InputError(f"cannot read TF checkpoint {path}: {e}") from None
+    _refuse_object_checkpoint(path, reader)
     shapes, read, ignored = google_view(path, reader)
     return assign_google_named(
         model,

@@ -108,13 +108,16 @@ def _given_config(path, albert_config_file):
     return None, None
 
 
-def read_source(path, albert_config_file=None) -> TfHubSource:
-    """The TfHubSource of a TF Hub SavedModel folder or a Model Garden TF2 checkpoint."""
+def read_source(path, albert_config_file=None, model_config=None) -> TfHubSource:
+    """The TfHubSource of a TF Hub SavedModel folder or a Model Garden TF2 checkpoint;
+    `model_config` (the config of the model it fills) stands in where no file gives one."""
     path = os.fspath(path)
     kind = source_kind(path)
     if kind is None:
         raise InputError(f"{path}: neither a SavedModel folder nor a Model Garden TF2 checkpoint")
     config, config_file = _given_config(path, albert_config_file)
+    if config is None and model_config is not None:
+        config, config_file = model_config, "the model's config"
     if kind == "tfhub":
         view, has_mlm, saved = _saved_model_view(path)
     else:
@@ -165,20 +168,14 @@ def tfhub_config(path, albert_config_file=None) -> AlbertConfig:
 
 # ---- loading ------------------------------------------------------------------------------------
 def _untrained_notes(report, kind):
-    """A note for each head the model has that the source lacks (left at initial values)."""
-    missing = [n for n in report.missing if n.startswith("cls/")]
-    sop = [n for n in missing if n in mg.SOP]
-    mlm = [n for n in missing if n not in mg.SOP]
+    """A note for a masked-LM head the source lacks (left at initial values); a missing
+    sentence-order head (no TF2 format carries one) is said by the report's `missing` line."""
+    mlm = [n for n in report.missing if n.startswith("cls/") and n not in mg.SOP]
     notes = []
     if mlm:
         notes.append(
             f"{ORIGINS[kind]} has no masked-LM head (no .mlm / masked_lm): {len(mlm)} cls/"
             "predictions variables left at their initial values"
-        )
-    if sop:
-        notes.append(
-            "the TF2 formats carry no sentence-order head: cls/seq_relationship left at its "
-            "initial values"
         )
     return notes
 
@@ -197,7 +194,8 @@ def load_tfhub(path, model=None, *, albert_config_file=None):
             default an AlbertPretrainer when the source has a masked-LM head, else an
             AlbertModel, built from the source's config.
         albert_config_file: A config that wins over the one read off the source (an
-            `albert_config.json` in the source's folder is used too); it must fit the tensors.
+            `albert_config.json` in the source's folder is used too, else a given model's
+            config, e.g. the driver's --albert_config_file); it must fit the tensors.
 
     Returns:
         (model, LoadReport): the report lists what was loaded, what the model has that the
@@ -214,7 +212,7 @@ def load_tfhub(path, model=None, *, albert_config_file=None):
     >>> type(model).__name__, model.config.num_hidden_layers, len(report.loaded)
     ('AlbertModel', 4, 25)
     """
-    source = read_source(path, albert_config_file)
+    source = read_source(path, albert_config_file, getattr(model, "config", None))
     notes = list(source.notes)
     if model is None:
         model = (AlbertPretrainer if source.has_mlm else AlbertModel)(source.config)

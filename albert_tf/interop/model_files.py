@@ -96,6 +96,8 @@ def detect_format(path) -> str:
     kind = source_kind(path)
     if kind is not None:
         return kind
+    if not fileio.exists(path) and not fileio.glob(path + ".*"):  # nor a checkpoint prefix
+        raise FileNotFoundError(f"--input {path}: no such file or folder")
     try:
         resolve_checkpoint_path(path)
     except FileNotFoundError:
@@ -291,7 +293,7 @@ def write_model(model, output_path, output_format, spm_model_file=None, untraine
     from albert_tf.formats.keras_hub import export_keras_hub_preset
 
     # deferred: keeps TensorFlow off this module's import
-    from albert_tf.formats.tf1 import save_original_checkpoint
+    from albert_tf.formats.tf1 import group_names, save_original_checkpoint
 
     # deferred: keeps TensorFlow off this module's import
     from albert_tf.formats.tfhub_export import export_tfhub
@@ -303,16 +305,18 @@ def write_model(model, output_path, output_format, spm_model_file=None, untraine
 
         return [f"wrote {export_onnx(model, output_path)}"]
     untrained = sorted(set(untrained) & set(original_variable_map(model)))
-    lines = [f"left out (not in the input, untrained): {n}" for n in untrained]
+    # one line for what the input lacks (the exports' reports list only what has no place)
+    lines = [f"left out (not in the input, untrained): {group_names(untrained)}"] * bool(untrained)
     if output_format == "keras_hub":
         if any(n.startswith("cls/predictions/") for n in untrained):
             model = model.albert  # a preset's masked-LM task would carry the untrained head
         return lines + [str(export_keras_hub_preset(model, output_path, spm_model_file))]
     if output_format == "huggingface":
         report = export_huggingface(model, output_path, spm_model_file, exclude=untrained)
-        return lines + [str(report)]
+        return lines + [str(_without(report, untrained))]
     if output_format == "tfhub":
-        return lines + [str(export_tfhub(model, output_path, spm_model_file, exclude=untrained))]
+        report = export_tfhub(model, output_path, spm_model_file, exclude=untrained)
+        return lines + [str(_without(report, untrained))]
     if output_format == "keras":
         if untrained:
             raise ValueError(
@@ -328,6 +332,14 @@ def write_model(model, output_path, output_format, spm_model_file=None, untraine
         _write_config_beside(model, output_path) if not output_path.endswith(".keras") else None
     )
     return lines + ([f"wrote {config}"] if config else [])
+
+
+def _without(report, untrained):
+    """An export report listing as left out only what its format has no place for (what the
+    input lacks is said once, by write_model)."""
+    if hasattr(report, "left_out"):
+        report.left_out = [n for n in report.left_out if n not in set(untrained)]
+    return report
 
 
 def _default_spm(input_path):
@@ -354,8 +366,6 @@ def _check_nothing_invented(model, report, output_format, allow_missing, log):
 
     missing_heads, missing = split(report.missing)
     dropped_heads, dropped = split(left_out_by(model, output_format))
-    if missing_heads:
-        log(f"note: the input has no {group_names(missing_heads)}; left out (never trained)")
     if dropped_heads:
         log(
             f"note: the {output_format} format has no place for {group_names(dropped_heads)}; "

@@ -163,11 +163,17 @@ def write_version(export_dir, writers) -> str:
         with fileio.output_folder(target, last=("README.md", "saved_model.pb")) as local:
             fill(local)
         return target
+    created = not fileio.exists(export_dir)
     fileio.makedirs(export_dir)
-    with fileio.scratch_folder(beside=target, prefix=".export-tmp-") as scratch:
-        tmp = fileio.join(scratch, "new")
-        fill(tmp)
-        fileio.rename(tmp, target)
+    try:
+        with fileio.scratch_folder(beside=target, prefix=".export-tmp-") as scratch:
+            tmp = fileio.join(scratch, "new")
+            fill(tmp)
+            fileio.rename(tmp, target)
+    except BaseException:
+        if created and not fileio.listdir(export_dir):  # a failed export leaves no folder
+            fileio.rmtree(export_dir)
+        raise
     return target
 
 

@@ -158,6 +158,15 @@ def _quantized_keras_model():
     return model
 
 
+CONFIG_FILE = SPM.parent / "albert_tiny" / "albert_config.json"
+
+
+def _rows(length, token=7):
+    """One calibration example of `length` positions, every id `token`."""
+    ids = np.full(length, token, np.int32)
+    return {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": 0 * ids}
+
+
 BAD_ARGUMENTS = [
     (lambda: albert_tf.AlbertPretrainer(CONFIG), {}, "model: a AlbertPretrainer"),
     (_quantized_keras_model, {}, "model: it was quantized with Keras"),
@@ -185,6 +194,28 @@ BAD_ARGUMENTS = [
         {"quantize": "int8", "representative_dataset": [{"input_ids": [1]}]},
         "representative_dataset: each item",
     ),
+    (
+        MODELS["classifier"],
+        {"spm_model_file": CONFIG_FILE},
+        f"spm_model_file: {CONFIG_FILE} is",
+    ),
+    (
+        MODELS["classifier"],
+        {"task_library": True, "spm_model_file": SPM, "text_pair": True},
+        "task_library=True: BertNLClassifier feeds one text, and this model takes pairs",
+    ),
+    (
+        MODELS["classifier"],
+        {"quantize": "int8", "representative_dataset": [_rows(2 * LENGTH)]},
+        f"representative_dataset: input_ids of shape ({2 * LENGTH},) does not fit the file's "
+        f"rows of [{LENGTH}]",
+    ),
+    (
+        MODELS["classifier"],
+        {"quantize": "int8", "representative_dataset": [_rows(LENGTH, 10**6)]},
+        f"representative_dataset: input_ids 1000000 is outside the model's vocabulary "
+        f"[0, {CONFIG.vocab_size})",
+    ),
 ]
 
 
@@ -195,3 +226,74 @@ def test_bad_arguments_are_one_clear_error(make, kwargs, message, tmp_path):
     with pytest.raises(ValueError, match="^" + re.escape(message)):
         export_litert(make(), tmp_path / "bad.tflite", **kwargs)
     assert not (tmp_path / "bad.tflite").exists()
+
+
+def test_a_pair_model_gets_no_one_text_metadata(tmp_path):
+    """task_library='auto' on a pair model: no BertNLClassifier metadata (it feeds one text)."""
+    out = export_litert(
+        MODELS["classifier"](),
+        tmp_path / "pair.tflite",
+        max_seq_length=LENGTH,
+        spm_model_file=SPM,
+        text_pair=True,
+    )
+    assert out.task_library is None and "feeds one text" in out.note
+
+
+def test_a_folder_as_the_file_to_write_is_one_clear_error(tmp_path):
+    with pytest.raises(ValueError, match="^" + re.escape(f"path: {tmp_path} is a folder")):
+        export_litert(MODELS["encoder"](), tmp_path, max_seq_length=LENGTH)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture(scope="module")
+def encoder_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("lite") / "encoder.tflite"
+    export_litert(MODELS["encoder"](), path, max_seq_length=LENGTH)
+    return path
+
+
+def test_load_litert_says_what_the_file_is(encoder_file, tmp_path):
+    """Empty, cut-off, ONNX, missing: each one error naming the path, not a struct.error."""
+    import onnx
+
+    data = encoder_file.read_bytes()
+    (tmp_path / "empty.tflite").write_bytes(b"")
+    (tmp_path / "cut.tflite").write_bytes(data[: len(data) // 3])
+    graph = onnx.helper.make_graph([], "g", [], [])
+    onnx.save(onnx.helper.make_model(graph, producer_name="pytorch"), tmp_path / "m.onnx")
+    cases = {
+        "empty.tflite": "an empty file, not a LiteRT model",
+        "cut.tflite": "a truncated or damaged LiteRT model",
+        "m.onnx": "not a LiteRT model (no TFL3 identifier; it looks like ONNX",
+        "none.tflite": "no such LiteRT file",
+    }
+    for name, message in cases.items():
+        path = tmp_path / name
+        with pytest.raises(ValueError, match="^" + re.escape(f"path {path}: {message}")):
+            load_litert(path)
+
+
+def test_litert_model_inputs_are_checked_by_name_and_size(encoder_file):
+    lite = load_litert(encoder_file)
+    good = random_features(lite.input_shapes)
+    bad = [
+        ({**good, "input_ids": np.zeros(2 * LENGTH, np.int32)}, "input_ids: shape (32,) does not"),
+        ({k: v for k, v in good.items() if k != "input_mask"}, "inputs: missing input_mask; "),
+        (
+            {"input_msk" if k == "input_mask" else k: v for k, v in good.items()},
+            "inputs: missing input_mask; 'input_msk' is not an input (did you mean 'input_mask'?)",
+        ),
+    ]
+    for inputs, message in bad:
+        with pytest.raises(ValueError, match="^" + re.escape(message)):
+            lite(**inputs)
+    assert lite(**good)["pooled_output"].shape == (1, CONFIG.hidden_size)
+
+
+def test_no_ai_edge_litert_says_how_to_install_it(encoder_file, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ai_edge_litert.interpreter", None)
+    with pytest.raises(ImportError, match="needs ai-edge-litert: pip install ai-edge-litert"):
+        load_litert(encoder_file)

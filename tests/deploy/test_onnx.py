@@ -3,6 +3,8 @@ any batch and length, the optimized (fused) graph equals the plain one, any file
 converter's `--output_format onnx`, and one clear error for what cannot be exported."""
 
 import json
+import os
+import re
 
 import keras
 import numpy as np
@@ -153,3 +155,34 @@ def test_what_cannot_be_exported_is_one_clear_error(tmp_path):
     with pytest.raises(ValueError, match=r"^path: empty"):
         export_onnx(build("encoder"), "")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_folder_path_and_a_missing_optimizer_package_are_named(tmp_path, monkeypatch):
+    """export_onnx into an existing folder names the folder; optimize=True without sympy
+    (ONNX Runtime's optimizer imports it) names sympy, before any conversion."""
+    import sys
+
+    with pytest.raises(ValueError, match="^" + re.escape(f"path: {tmp_path} is a folder")):
+        export_onnx(build("encoder"), tmp_path)
+    monkeypatch.setitem(sys.modules, "sympy", None)
+    with pytest.raises(ImportError, match=r"^export_onnx\(optimize=True\) needs sympy"):
+        export_onnx(build("encoder"), tmp_path / "o.onnx", optimize=True)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_convert_to_onnx_prints_no_native_lines(tmp_path, fixtures_dir):
+    """As a shell runs it (TensorFlow's INFO lines on): no grappler "Starting new session"."""
+    import subprocess
+    import sys
+
+    r = subprocess.run(
+        [sys.executable, "-m", "albert_tf.convert", "--input", str(fixtures_dir / "albert_tiny")]
+        + ["--output", str(tmp_path / "e.onnx"), "--model", "encoder"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "0"},
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "single_machine" not in r.stderr and "eligible GPUs" not in r.stderr, r.stderr
+    assert (tmp_path / "e.onnx").stat().st_size > 0

@@ -283,3 +283,17 @@ def test_eval_counts_each_batch_once(fixtures_dir, tmp_path, max_eval_steps, bat
     make_evaluate_fn(opts, strategy)(model)
     for metric in (model.sentence_order_accuracy, model.sentence_order_mean_loss):
         assert float(metric.count.numpy()) == 16 * batches  # 32 records, batches of 16
+
+
+def test_the_batch_split_is_logged_once(caplog):
+    """A run builds its dataset again each epoch: its batch split is said once, not each time."""
+    import logging
+
+    import tensorflow as tf
+
+    strategy = tf.distribute.get_strategy()
+    make = lambda batch, ctx: tf.data.Dataset.range(4).batch(batch)
+    with caplog.at_level(logging.INFO, logger="absl"):
+        for _ in range(3):
+            distribute.distribute_dataset(strategy, make, 7)
+    assert sum("global batch 7 = 1 replicas × 7" in r.getMessage() for r in caplog.records) == 1

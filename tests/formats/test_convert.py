@@ -89,6 +89,10 @@ def test_undetectable_input_and_missing_config_are_clear_errors(tmp_path, fixtur
     err = capsys.readouterr().err
     assert str(tmp_path) in err and "keras-hub preset" in err
     assert not (tmp_path / "x").exists()
+    missing = tmp_path / "does" / "not" / "exist"
+    assert main(["--input", str(missing), "--output", str(tmp_path / "x.keras")]) == 2
+    assert capsys.readouterr().err == f"error: --input {missing}: no such file or folder\n"
+    assert not (tmp_path / "x.keras").exists()
     ckpt = tmp_path / "ckpt"
     ckpt.mkdir()
     for f in (fixtures_dir / "albert_tiny").glob("model.ckpt-best.*"):

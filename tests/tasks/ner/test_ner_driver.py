@@ -134,12 +134,15 @@ def test_run_ner_end_to_end(fixtures_dir, ner_data, tmp_path):
             "Oslo O\nis O\nfine O\nNorway B-LOC\n",
             "dev.txt, line 4: label 'B-LOC' is not in the label set ['O', 'B-PER']",
         ),
+        (None, "Oslo O\n", "--do_train: no train file: --data_dir {data} has no train.txt"),
     ],
 )
 def test_bad_ner_files_are_one_line(fixtures_dir, tmp_path, content, dev, message):
     data = tmp_path / "data"
     data.mkdir()
-    (data / "train.txt").write_text(content)
+    if content is not None:
+        (data / "train.txt").write_text(content)
+    message = message.format(data=data)
     if dev:
         (data / "dev.txt").write_text(dev)
     out = tmp_path / "out"
