@@ -81,6 +81,9 @@ def test_an_extra_that_fails_to_import_says_why():
 
 def test_a_clean_environment_has_no_incompatibilities():
     assert incompatibilities(Environment("3.11.7", dict(GOOD))) == []
+    for spm, protobuf in (("0.2.2", "5.29.6"), ("0.2.3", "7.36.2")):
+        versions = dict(GOOD, sentencepiece=spm, protobuf=protobuf)
+        assert incompatibilities(Environment("3.11.7", versions)) == []
     for tf in ("2.18.1", "2.21.0"):
         env = Environment("3.11.7", dict(GOOD, tensorflow=tf, **{"tensorflow-text": tf}))
         assert incompatibilities(env) == []
@@ -95,6 +98,7 @@ def test_a_clean_environment_has_no_incompatibilities():
         ({"keras": "3.8.0"}, "tensorflow", "Keras 3.8.0 is outside the tested range"),
         ({}, "jax", "KERAS_BACKEND is jax but jax is not installed"),
         ({"jax": "0.10.2", "jaxlib": "0.9.0"}, "tensorflow", "jax 0.10.2 and jaxlib 0.9.0"),
+        ({"sentencepiece": "0.2.3", "protobuf": "5.29.6"}, "tensorflow", "sentencepiece==0.2.2"),
     ],
 )
 def test_incompatibilities_on_made_up_versions(change, backend, expected):
