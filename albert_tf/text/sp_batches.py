@@ -59,7 +59,7 @@ def fast_tokenize(sp, strings, piece_limit=PIECE_LIMIT):
     with tf.control_dependencies([check]):
         rows = tf.maximum(budget // widest, 1)
     count = tf.size(strings)
-    chunks = (count + rows - 1) // rows
+    chunks = tf.maximum((count + rows - 1) // rows, 1)  # one (empty) chunk for no rows
     spec = dict(size=chunks, infer_shape=False, element_shape=tf.TensorShape([None]))
 
     def step(i, values, lengths):

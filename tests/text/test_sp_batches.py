@@ -26,6 +26,7 @@ def test_chunks_give_the_ids_of_one_call(tokenizers, limit):
     want = [py.sp_model.encode(t) for t in LINES]
     texts = tf.constant(LINES)
     assert sp_batches.fast_tokenize(sp, texts, limit).to_list() == want
+    assert sp_batches.fast_tokenize(sp, tf.constant([], tf.string), limit).to_list() == []
     in_graph = tf.function(lambda s: sp_batches.fast_tokenize(sp, s, limit))
     assert in_graph(texts).to_list() == want
     assert in_graph(tf.constant([], tf.string)).to_list() == []
