@@ -14,6 +14,7 @@ from absl import flags
 from packaging.requirements import Requirement
 import pytest
 
+from albert_tf import convert
 from albert_tf.core import environment
 from albert_tf.core.environment import Environment, incompatibilities, short_block
 from albert_tf.engine import cli
@@ -170,5 +171,17 @@ def test_a_bug_under_verbose_errors_ends_with_the_block_too(capsys):
     block = short_block().splitlines()
     assert stop.value.code == 1
     assert lines[-1] == "error: RuntimeError: a bug"
+    assert lines[-1 - len(block) : -1] == block
+    assert "Traceback (most recent call last):" in lines
+
+
+def test_the_converter_verbose_trace_ends_with_the_block_too(tmp_path, capsys):
+    missing = tmp_path / "no_such_input"
+    code = convert.main(
+        ["--input", str(missing), "--output", str(tmp_path / "x.keras"), "--verbose_errors"]
+    )
+    lines = capsys.readouterr().err.strip().splitlines()
+    block = short_block().splitlines()
+    assert code == 2 and lines[-1].startswith("error: ")
     assert lines[-1 - len(block) : -1] == block
     assert "Traceback (most recent call last):" in lines
