@@ -27,7 +27,7 @@ from albert_tf.core import fileio
 SUPPORTED = {
     "tensorflow": ">=2.18,<2.22",
     "tensorflow-text": ">=2.18,<2.22",
-    "keras": ">=3.10,<4",
+    "keras": ">=3.13,<4",
 }
 # Distributions that each install the `tensorflow` package: two in one environment overwrite
 # each other's files.
