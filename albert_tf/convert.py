@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 
+from albert_tf.core import environment
 from albert_tf.core.errors import AlbertError
 from albert_tf.drivers import console
 from albert_tf.drivers.cli import one_line
@@ -117,8 +119,9 @@ def main(argv=None):
             log=written.append,
         )
     except (ValueError, FileNotFoundError, TypeError, KeyError, ImportError, AlbertError) as e:
-        if args.verbose_errors:
-            raise
+        if args.verbose_errors:  # the trace, then the environment block, as every driver's
+            traceback.print_exc()
+            print(environment.short_block(), file=sys.stderr)
         print(f"error: {one_line(in_flag_words(e, FLAG_NAMES))}", file=sys.stderr)
         return 2
     print(report)

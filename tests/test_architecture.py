@@ -19,7 +19,7 @@ LAYERS = [
     {"albert_tf.keras_api"},
     {"albert_tf.interop", "albert_tf.inference", "albert_tf.deploy"},
     {"albert_tf.drivers"},  # the command-line shell: absl flags, their checks, the console
-    {"albert_tf.convert", "albert_tf.extract_features", "albert_tf.paper"},
+    {"albert_tf.convert", "albert_tf.extract_features", "albert_tf.info", "albert_tf.paper"},
 ]
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
@@ -414,6 +414,8 @@ FILE_LAYER_ALLOWED = {
     ("albert_tf.drivers.console", "os.path.abspath"): "compares a log record's source file with "
     "the package folder (never a user path)",
     ("albert_tf.core.fileio", "*"): "the file layer itself: local branches of its gfile functions",
+    ("albert_tf.core.environment", "open"): "reads Keras' own ~/.keras/keras.json for the backend "
+    "without importing TensorFlow (never a user path)",
     (
         "albert_tf.engine.run_lock",
         "open",

@@ -14,6 +14,7 @@ import traceback
 
 from absl import app, flags, logging
 
+from albert_tf.core import environment
 from albert_tf.core.errors import AlbertError, InputError
 from albert_tf.core.fileio import storage_error
 from albert_tf.core.native_stderr import verbose_requested
@@ -98,13 +99,15 @@ def fail(message, exit_code: int, show_traceback: bool = False):
     Args:
         message: What went wrong; newlines are folded into one line.
         exit_code: The process's exit code (2 for bad input).
-        show_traceback: Print the current exception's traceback first.
+        show_traceback: Print the current exception's traceback first, then the
+            environment's short block (`core.environment.short_block`), for a bug report.
 
     Raises:
         SystemExit: Always, with `exit_code`.
     """
     if show_traceback:
         traceback.print_exc()
+        print(environment.short_block(), file=sys.stderr)
     logging.flush()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -165,6 +168,9 @@ def guarded(main, usage=None):
             fail(e, e.exit_code, _verbose())
         except Exception as e:  # noqa: BLE001  a full disk anywhere: one line, not a traceback
             mapped = storage_error("a file", e)
+            bug = mapped is None and not isinstance(e, app.UsageError)
+            if bug and _verbose():  # its trace, then the environment block, then one line
+                fail(f"{type(e).__name__}: {_cause(e)}", 1, True)
             if mapped is None:
                 raise
             fail(

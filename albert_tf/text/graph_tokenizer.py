@@ -16,7 +16,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from albert_tf.core import fileio
-from albert_tf.text import codepoints, spm_encode, tokenization
+from albert_tf.text import codepoints, sp_batches, spm_encode, tokenization
 from albert_tf.text.graph_text import (
     PackingMixin,
     char_class,
@@ -240,7 +240,10 @@ class GraphTokenizer(PackingMixin, tf.Module):
             strings = tf.reshape(strings, [1])
         if self.preprocess:
             strings = self.preprocess_text(strings)
-        ids = tf.cast(self._sp.tokenize(strings), tf.int32)
+        if self.sample:
+            ids = tf.cast(self._sp.tokenize(strings), tf.int32)
+        else:  # tf-text before 2.20 aborts on a batch of over 32,767 pieces: sp_batches
+            ids = tf.cast(sp_batches.fast_tokenize(self._sp, strings), tf.int32)
         ids = ids.with_row_splits_dtype(tf.int64)
         ids = self._fix_commas(ids)
         return ids[0] if scalar else ids
