@@ -16,7 +16,7 @@ import argparse
 import sys
 
 from albert_tf.core import environment
-from albert_tf.engine import console
+from albert_tf.drivers import console
 
 
 def main(argv=None) -> int:

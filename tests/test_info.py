@@ -17,7 +17,7 @@ import pytest
 from albert_tf import convert
 from albert_tf.core import environment
 from albert_tf.core.environment import Environment, incompatibilities, short_block
-from albert_tf.engine import cli
+from albert_tf.drivers import cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOOD = {"tensorflow": "2.20.0", "tensorflow-text": "2.20.1", "keras": "3.15.1"}
