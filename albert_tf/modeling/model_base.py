@@ -81,7 +81,9 @@ class AlbertTaskModel(keras.Model):
         if self._compile_loss is None:
             self.update_task_metrics(x, y, y_pred)
         results = super().compute_metrics(x, y, y_pred, sample_weight)
-        if isinstance(tf.distribute.get_strategy(), tf.distribute.MultiWorkerMirroredStrategy):
+        if keras.backend.backend() == "tensorflow" and isinstance(
+            tf.distribute.get_strategy(), tf.distribute.MultiWorkerMirroredStrategy
+        ):
             # Keras reduces step outputs across workers with reduce("MEAN", axis=0), which
             # rejects scalars; a [1] tensor reduces to the same scalar.
             results = {k: tf.reshape(v, [1]) for k, v in results.items()}
@@ -90,7 +92,7 @@ class AlbertTaskModel(keras.Model):
     def _maybe_symbolic_build(self, iterator=None, data_batch=None):
         """Keras reduces the first distributed batch across replicas only to learn its shapes,
         which fails under MultiWorkerMirroredStrategy (nested structures); one replica's local
-        value carries the same shapes, so use it."""
+        value carries the same shapes, so use it. (A hook of the TensorFlow trainer only.)"""
         strategy = self._distribute_strategy
         if strategy is None or iterator is None:
             return super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
