@@ -184,6 +184,18 @@ class ServingSignature:
     """
 
     serving_features = ("input_ids", "input_mask", "segment_ids")
+    serving_lengths = {}  # a feature whose length is not the sequence's: name -> its symbol
+
+    def serving_polymorphic_shapes(self):
+        """The symbolic shapes of the serving features, for JAX's export (`jax2tf`): every
+        feature `(b, t)` (one batch, one sequence length) unless `serving_lengths` names its own.
+
+        Returns:
+            list: one dict, feature name to its shape as jax2tf spells it.
+        """
+        return [
+            {name: f"(b, {self.serving_lengths.get(name, 't')})" for name in self.serving_features}
+        ]
 
     def serving_input_signature(self):
         """The input signature that `export` uses by default.
@@ -239,6 +251,12 @@ class ServingSignature:
         """
         if input_signature is None:
             input_signature = self.serving_input_signature()
+            if keras.backend.backend() == "jax" and format == "tf_saved_model":
+                # Keras gives each unknown dimension its own symbol; ours share b and t
+                kwargs.setdefault("jax2tf_kwargs", {})
+                kwargs["jax2tf_kwargs"].setdefault(
+                    "polymorphic_shapes", self.serving_polymorphic_shapes()
+                )
         return keras.Model.export(
             ServingModel(self),
             filepath,
