@@ -1,4 +1,4 @@
-"""albert_tf: ALBERT (Lan et al., 2019) in TensorFlow 2 / Keras 3, exact to Google's releases.
+"""albert_tf: ALBERT (Lan et al., 2019) in Keras 3 (TensorFlow or JAX), exact to Google's releases.
 
 Start here. Two ways in, one model code:
 
@@ -16,8 +16,10 @@ checkpoints), `load_huggingface`, `load_keras_hub`, `convert_model` / `python -m
 Shipping: `export_litert` / `load_litert` (LiteRT, int8, the TFLite Task Library) and
 `export_onnx` (docs/deployment.md). docs/architecture.md maps the folders.
 
-Importing the package selects the TensorFlow backend for Keras. Public names load lazily, so a
-data-builder process that only tokenizes never imports Keras.
+Keras's backend is TensorFlow unless `KERAS_BACKEND` names another before the import
+(`KERAS_BACKEND=jax`: the models, their losses and every weight format; docs/backends.md says what
+runs where). Public names load lazily, so a data-builder process that only tokenizes never
+imports Keras.
 
 Example:
 
@@ -34,11 +36,6 @@ import importlib
 import os
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-if os.environ["KERAS_BACKEND"] != "tensorflow":
-    raise ImportError(
-        "albert_tf needs the TensorFlow Keras backend, but KERAS_BACKEND="
-        f"{os.environ['KERAS_BACKEND']!r}; unset it or set it to 'tensorflow'."
-    )
 
 __version__ = "0.1.0"
 

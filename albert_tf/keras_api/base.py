@@ -136,6 +136,22 @@ class TextTaskMixin:
         )
         return config
 
+    def __call__(self, inputs, *args, **kwargs):
+        """Calls the model; on a backend other than TensorFlow, raw strings are tokenized first
+        (TensorFlow's work, eagerly on the host): the backend's graph takes only the features.
+
+        Args:
+            inputs: A feature dict (with `input_ids`) or raw texts in the task's structure.
+            *args: Other `keras.Model.__call__` arguments.
+            **kwargs: Other `keras.Model.__call__` arguments (`training`, ...).
+
+        Returns:
+            The task model's output dict.
+        """
+        if keras.backend.backend() != "tensorflow" and not data.is_features(inputs):
+            inputs = self._require_preprocessor()(inputs)
+        return super().__call__(inputs, *args, **kwargs)
+
     def call(self, inputs, training=None):
         """Runs the model on feature dicts, or on raw strings through the preprocessor first.
 
@@ -371,10 +387,18 @@ class TextTaskMixin:
             **kwargs: Other `keras.Model.export` arguments.
 
         Raises:
-            ValueError: when `raw_text` is asked of a model without a preprocessor.
+            ValueError: when `raw_text` is asked of a model without a preprocessor, or on a
+                backend other than TensorFlow (JAX's export cannot hold the tokenizer's
+                string ops: export with `raw_text=False`, or from a TensorFlow process).
         """
         if input_signature is None and raw_text:
             self._require_preprocessor()
+            if keras.backend.backend() != "tensorflow":
+                raise ValueError(
+                    f"export(raw_text=True) needs KERAS_BACKEND=tensorflow (this is "
+                    f"{keras.backend.backend()}): pass raw_text=False for a SavedModel on "
+                    "token ids, or save a .keras file and export it from a TensorFlow process"
+                )
             input_signature = self.text_input_signature()
         return super().export(
             filepath, format=format, verbose=verbose, input_signature=input_signature, **kwargs

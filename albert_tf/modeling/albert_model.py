@@ -92,7 +92,8 @@ class AlbertModel(ConfigSerializable, ServingSignature, keras.Model):
     def call(self, inputs, training=None):
         input_ids, input_mask, segment_ids = standardize_inputs(inputs)
         seq_len = input_ids.shape[1]
-        if seq_len is not None and seq_len > self.config.max_position_embeddings:
+        # a static length only (JAX's export traces symbolic lengths, which cannot be compared)
+        if isinstance(seq_len, int) and seq_len > self.config.max_position_embeddings:
             raise ValueError(
                 f"sequence length {seq_len} exceeds max_position_embeddings "
                 f"{self.config.max_position_embeddings} of the ALBERT config"
@@ -173,6 +174,7 @@ class AlbertPretrainer(ConfigSerializable, ServingSignature, AlbertTaskModel):
     """
 
     serving_features = ServingSignature.serving_features + ("masked_lm_positions",)
+    serving_lengths = {"masked_lm_positions": "p"}
 
     def __init__(self, config, **kwargs):
         kwargs.setdefault("name", "albert_pretrainer")

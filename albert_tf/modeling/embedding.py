@@ -55,7 +55,11 @@ class FactorizedEmbedding(keras.layers.Layer):
         seq_len = ops.shape(input_ids)[1]
         x = self.word_embeddings(input_ids)
         x = x + ops.take(ops.cast(self.token_type_embeddings, x.dtype), segment_ids, axis=0)
-        positions = ops.cast(self.position_embeddings[:seq_len], x.dtype)
+        if keras.backend.backend() == "tensorflow" or isinstance(seq_len, int):
+            positions = self.position_embeddings[:seq_len]
+        else:  # a symbolic length (JAX's export): a slice would be [min(max_positions, t)]
+            positions = ops.take(self.position_embeddings, ops.arange(seq_len), axis=0)
+        positions = ops.cast(positions, x.dtype)
         x = x + positions[None, :, :]
         embedding_output = self.dropout(self.layer_norm(x), training=training)
         embedding_output = ops.cast(embedding_output, self.compute_dtype)

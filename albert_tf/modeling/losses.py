@@ -5,6 +5,7 @@ on one device that is the loss itself; over N replicas the shares sum to the los
 global batch, which is what the summed gradients need.
 """
 
+import keras
 from keras import ops
 import tensorflow as tf
 
@@ -13,10 +14,14 @@ def replica_mean(numerator, denominator, epsilon=0.0):
     """This replica's share of a global ratio Σnum / Σden: num / all-reduced den.
 
     Summed over replicas (as the optimizer sums gradients) it gives the exact global value, so a
-    loss over N replicas equals the loss of one device at the same global batch."""
-    ctx = tf.distribute.get_replica_context()
-    if ctx is not None and ctx.num_replicas_in_sync > 1:
-        denominator = ctx.all_reduce(tf.distribute.ReduceOp.SUM, denominator)
+    loss over N replicas equals the loss of one device at the same global batch. Under
+    tf.distribute each replica sees its own part of the batch, so the denominator is summed over
+    the replicas; on JAX (`keras.distribution`) the step is one program over the global batch,
+    sharded by XLA, so the sums already are global and the ratio is the loss itself."""
+    if keras.backend.backend() == "tensorflow":
+        ctx = tf.distribute.get_replica_context()
+        if ctx is not None and ctx.num_replicas_in_sync > 1:
+            denominator = ctx.all_reduce(tf.distribute.ReduceOp.SUM, denominator)
     return numerator / (denominator + epsilon)
 
 

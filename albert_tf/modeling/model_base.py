@@ -81,7 +81,9 @@ class AlbertTaskModel(keras.Model):
         if self._compile_loss is None:
             self.update_task_metrics(x, y, y_pred)
         results = super().compute_metrics(x, y, y_pred, sample_weight)
-        if isinstance(tf.distribute.get_strategy(), tf.distribute.MultiWorkerMirroredStrategy):
+        if keras.backend.backend() == "tensorflow" and isinstance(
+            tf.distribute.get_strategy(), tf.distribute.MultiWorkerMirroredStrategy
+        ):
             # Keras reduces step outputs across workers with reduce("MEAN", axis=0), which
             # rejects scalars; a [1] tensor reduces to the same scalar.
             results = {k: tf.reshape(v, [1]) for k, v in results.items()}
@@ -90,7 +92,7 @@ class AlbertTaskModel(keras.Model):
     def _maybe_symbolic_build(self, iterator=None, data_batch=None):
         """Keras reduces the first distributed batch across replicas only to learn its shapes,
         which fails under MultiWorkerMirroredStrategy (nested structures); one replica's local
-        value carries the same shapes, so use it."""
+        value carries the same shapes, so use it. (A hook of the TensorFlow trainer only.)"""
         strategy = self._distribute_strategy
         if strategy is None or iterator is None:
             return super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
@@ -182,6 +184,18 @@ class ServingSignature:
     """
 
     serving_features = ("input_ids", "input_mask", "segment_ids")
+    serving_lengths = {}  # a feature whose length is not the sequence's: name -> its symbol
+
+    def serving_polymorphic_shapes(self):
+        """The symbolic shapes of the serving features, for JAX's export (`jax2tf`): every
+        feature `(b, t)` (one batch, one sequence length) unless `serving_lengths` names its own.
+
+        Returns:
+            list: one dict, feature name to its shape as jax2tf spells it.
+        """
+        return [
+            {name: f"(b, {self.serving_lengths.get(name, 't')})" for name in self.serving_features}
+        ]
 
     def serving_input_signature(self):
         """The input signature that `export` uses by default.
@@ -237,6 +251,12 @@ class ServingSignature:
         """
         if input_signature is None:
             input_signature = self.serving_input_signature()
+            if keras.backend.backend() == "jax" and format == "tf_saved_model":
+                # Keras gives each unknown dimension its own symbol; ours share b and t
+                kwargs.setdefault("jax2tf_kwargs", {})
+                kwargs["jax2tf_kwargs"].setdefault(
+                    "polymorphic_shapes", self.serving_polymorphic_shapes()
+                )
         return keras.Model.export(
             ServingModel(self),
             filepath,

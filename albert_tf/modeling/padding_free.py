@@ -11,11 +11,12 @@ keys get weight exactly 0 either way). A batch of GLUE sentences padded to a buc
 Real positions' outputs equal the padded computation's up to float summation order; padded
 positions' outputs are zeros (padded computation: values of no meaning). The number of rows
 changes from batch to batch, so this is for TensorFlow's graph/eager execution (CPU, GPU): the
-encoder falls back to the padded computation when it is traced for XLA (`jit_compile`, TPU),
-which needs static shapes (bucketing covers those). Google's code has no such path; it changes
-no variable and no real-position number.
+encoder falls back to the padded computation when it is traced for XLA (`jit_compile`, TPU) or
+runs on JAX (`KERAS_BACKEND=jax`), which need static shapes (bucketing covers those).
+Google's code has no such path; it changes no variable and no real-position number.
 """
 
+import keras
 import tensorflow as tf
 
 try:
@@ -25,8 +26,10 @@ except ImportError:  # pragma: no cover - a layout without it: assume XLA, stay 
 
 
 def in_xla_context() -> bool:
-    """True while tracing for XLA (tf.function(jit_compile=True), Keras jit_compile, TPU)."""
-    if GraphOrParentsInXlaContext is None:
+    """True while tracing for XLA (tf.function(jit_compile=True), Keras jit_compile, TPU), and
+    always on the other backends: every JAX computation is XLA's, with static shapes, so there
+    the encoder stays padded and length bucketing does the saving."""
+    if keras.backend.backend() != "tensorflow" or GraphOrParentsInXlaContext is None:
         return True
     return bool(GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph()))
 

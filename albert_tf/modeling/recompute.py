@@ -9,8 +9,14 @@ previous version): a shared variable read by L block
 applications gets L gradient tensors from TensorFlow's gradient machinery, summed (AddN) only
 once all L exist — for ALBERT-large's 12.6M-parameter block at 24 layers that is 24 × 50 MB of
 float32 gradients alive at once, more than the activations recompute saves.
+
+On JAX (`KERAS_BACKEND=jax`) each block application is one `keras.remat` (`jax.checkpoint`)
+function of its input, the mask adder and the block's variables (`recomputed_layers_remat`):
+JAX's autodiff sums a shared variable's gradients itself, and the dropout seed states go in and
+come out as values, so the recomputation draws the forward pass's masks.
 """
 
+import keras
 import tensorflow as tf
 
 try:  # what tf.recompute_grad itself uses; the public API has no tape-less stop_recording
@@ -79,6 +85,8 @@ def recomputed_layers(blocks, hidden, adder, rows=None):
     gradients of the (shared) variables are summed as each block's come out, so at most one
     block's variable gradients exist besides the sums. The adder gets no gradient. The dropout
     seed states advance exactly as without recompute."""
+    if keras.backend.backend() != "tensorflow":
+        return recomputed_layers_remat(blocks, hidden, adder, rows)
     generators = [dropout_generators(block) for block in blocks]
 
     @tf.custom_gradient
@@ -117,3 +125,34 @@ def recomputed_layers(blocks, hidden, adder, rows=None):
         return outputs, grad_fn
 
     return run(hidden, adder)
+
+
+def _remat_block(block, x, adder, rows):
+    """One block application under `keras.remat`, as a pure function: the block's variables (its
+    weights and dropout seed states) are inputs, read through a `keras.StatelessScope`, and the
+    advanced seed states outputs, assigned back outside (a state written inside the rematerialized
+    function would leak out of JAX's trace)."""
+    variables = list(block.attention.variables) + list(block.ffn.variables)
+    states = [g.state for g in dropout_generators(block)]
+    where = {id(v): i for i, v in enumerate(variables)}
+
+    def run(x, adder, values):
+        with keras.StatelessScope(state_mapping=list(zip(variables, values))) as scope:
+            out = block(x, adder, training=True, rows=rows)
+        advanced = [scope.get_current_value(s) for s in states]
+        return out, [values[where[id(s)]] if a is None else a for s, a in zip(states, advanced)]
+
+    out, advanced = keras.remat(run)(x, adder, [v.value for v in variables])
+    for state, value in zip(states, advanced):
+        state.assign(value)
+    return out
+
+
+def recomputed_layers_remat(blocks, hidden, adder, rows=None):
+    """`recomputed_layers` for the backends other than TensorFlow: each block application is
+    rematerialized (`keras.remat`) in the backward pass; returns every block's output."""
+    outputs = []
+    for block in blocks:
+        hidden = _remat_block(block, hidden, adder, rows)
+        outputs.append(hidden)
+    return outputs

@@ -54,6 +54,13 @@ def as_tensors(x):
     return tf.convert_to_tensor(np.asarray(getattr(x, "values", x)))  # .values: a pandas column
 
 
+def _to_backend(t):
+    """An eager TensorFlow tensor as a tensor of Keras's backend (strings: a NumPy array)."""
+    if t is None or not tf.is_tensor(t):
+        return t
+    return t.numpy() if t.dtype == tf.string else keras.ops.convert_to_tensor(t.numpy())
+
+
 def _lengths(ids):
     """int32 row lengths of a ragged [batch, (len)] tensor."""
     return tf.cast(ids.row_lengths(), tf.int32)
@@ -182,9 +189,17 @@ class _Preprocessor(keras.layers.Layer):
 
         Returns:
             The features dict when only x is given, else the tuple `(features, y)` or
-            `(features, y, sample_weight)` that Keras' `fit` takes.
+            `(features, y, sample_weight)` that Keras' `fit` takes. On a backend other than
+            TensorFlow, called eagerly, the leaves are that backend's tensors (strings stay
+            NumPy arrays); inside `tf.data`, TensorFlow's.
         """
-        return super().__call__(as_tensors(x), as_tensors(y), as_tensors(sample_weight), **kwargs)
+        args = as_tensors(x), as_tensors(y), as_tensors(sample_weight)
+        if keras.backend.backend() == "tensorflow":
+            return super().__call__(*args, **kwargs)
+        # Tokenizing is TensorFlow's work on any backend (tf-text ops, in tf.data on the host):
+        # run it outside Keras's call, which would convert the strings to the backend's arrays.
+        out = self.call(*args)
+        return tf.nest.map_structure(_to_backend, out) if tf.executing_eagerly() else out
 
     def call(self, x, y=None, sample_weight=None):
         """Computes the features of x, packed with y and sample_weight when given.

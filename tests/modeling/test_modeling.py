@@ -25,6 +25,7 @@ def maxdiff(a, b):
     return float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64))))
 
 
+@pytest.mark.backends
 @pytest.mark.parametrize(
     "ours,theirs",
     [
@@ -41,6 +42,7 @@ def test_fixture_parity(tiny, ours, theirs):
     assert maxdiff(out[ours], ref[theirs]) < TOL
 
 
+@pytest.mark.backends
 def test_fixture_parity_every_layer_and_log_probs(tiny):
     _, ref, out = tiny
     assert len(out["encoder_outputs"]) == ref["all_encoder_layers"].shape[0] == 4
@@ -53,6 +55,7 @@ def test_fixture_parity_every_layer_and_log_probs(tiny):
     )
 
 
+@pytest.mark.backends
 def test_fixture_losses(tiny):
     _, ref, out = tiny
     mlm = masked_lm_loss(out["mlm_logits"], ref["masked_lm_ids"], ref["masked_lm_weights"])
@@ -133,6 +136,7 @@ def check_against_numpy(model, config, **groups):
     assert maxdiff(out["pooled_output"], ref_pooled) < 1e-4
 
 
+@pytest.mark.backends
 @pytest.mark.parametrize("groups,inner", [(1, 2), (2, 1), (2, 3), (3, 2), (5, 1)])
 def test_groups_and_inner_groups_follow_googles_layout(groups, inner):
     config = small_config(num_hidden_groups=groups, inner_group_num=inner)
@@ -150,6 +154,7 @@ def test_groups_and_inner_groups_follow_googles_layout(groups, inner):
     assert len(model(random_batch(config))["encoder_outputs"]) == 5 * inner
 
 
+@pytest.mark.backends
 @pytest.mark.parametrize("sharing", ["attention", "ffn", "none"])
 def test_sharing_ablations_layout(sharing):
     config = small_config(sharing=sharing, inner_group_num=2)
@@ -165,6 +170,10 @@ def test_sharing_ablations_layout(sharing):
     check_against_numpy(model, config, **groups)
 
 
+@pytest.mark.skipif(
+    keras.backend.backend() != "tensorflow",
+    reason="tf.train.Checkpoint tracks the TensorFlow backend's layers only",
+)
 @pytest.mark.parametrize("sharing,groups", [("all", 1), ("all", 2), ("none", 1)])
 def test_object_checkpoint_holds_every_weight(sharing, groups, tmp_path):
     """tf.train.Checkpoint (what training resumes from) saves and restores every weight, the
@@ -181,6 +190,7 @@ def test_object_checkpoint_holds_every_weight(sharing, groups, tmp_path):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=a.path)
 
 
+@pytest.mark.backends
 def test_embedding_projection_only_when_sizes_differ():
     same = AlbertModel(small_config(embedding_size=16))
     assert same.embedding.projection is None
@@ -189,6 +199,7 @@ def test_embedding_projection_only_when_sizes_differ():
     assert out["embedding_output"].shape == (3, 10, 16)
 
 
+@pytest.mark.backends
 def test_default_mask_and_segments_and_bare_ids():
     model = AlbertModel(small_config())
     ids = random_batch(model.config)["input_ids"]
@@ -199,6 +210,7 @@ def test_default_mask_and_segments_and_bare_ids():
     assert maxdiff(model(ids)["pooled_output"], full["pooled_output"]) == 0
 
 
+@pytest.mark.backends
 def test_padding_does_not_change_real_tokens():
     model = AlbertModel(small_config())
     randomize(model)
@@ -210,12 +222,14 @@ def test_padding_does_not_change_real_tokens():
     assert maxdiff(a, b) < 1e-5
 
 
+@pytest.mark.backends
 def test_sequence_longer_than_positions_fails():
     model = AlbertModel(small_config())
     with pytest.raises(ValueError, match="exceeds max_position_embeddings 16"):
         model({"input_ids": np.zeros((1, 17), np.int32)})
 
 
+@pytest.mark.backends
 def test_dropout_only_in_training():
     model = AlbertModel(small_config(hidden_dropout_prob=0.3, attention_probs_dropout_prob=0.3))
     batch = random_batch(model.config)
@@ -225,6 +239,7 @@ def test_dropout_only_in_training():
     assert maxdiff(a, b) == 0 and maxdiff(a, c) > 1e-3
 
 
+@pytest.mark.backends
 @pytest.mark.parametrize("act", ["gelu", "gelu_new", "gelu_exact", "relu", "tanh", "linear"])
 def test_activations(act):
     from albert_tf.modeling.activations import get_activation
@@ -244,6 +259,7 @@ def test_activations(act):
     assert maxdiff(y, expect[act]) < 1e-6
 
 
+@pytest.mark.backends
 def test_pretrainer_fits_and_jit_compiles():
     """compile/fit work on the Keras model, including under XLA."""
     config = small_config()
@@ -271,6 +287,7 @@ def test_pretrainer_fits_and_jit_compiles():
     assert hist.history["loss"][-1] < 0.5 * hist.history["loss"][0]
 
 
+@pytest.mark.backends
 def test_bfloat16_policy_close_to_float32(tiny):
     model, ref, out = tiny
     keras.mixed_precision.set_global_policy("mixed_bfloat16")

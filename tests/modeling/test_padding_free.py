@@ -122,6 +122,19 @@ def test_xla_traces_the_padded_computation(fixtures_dir):
     np.testing.assert_allclose(xla, padded, atol=2e-5)  # padding included
 
 
+@pytest.mark.backends
+@pytest.mark.skipif(keras.backend.backend() == "tensorflow", reason="the JAX backend's path")
+def test_jax_keeps_the_padded_computation(fixtures_dir):
+    """On JAX every computation is XLA's, with static shapes: padding-free switched on (as the
+    drivers and text models do by default) leaves the padded computation, padding included."""
+    model = AlbertModel(_config(fixtures_dir))
+    x = {k: v.numpy() for k, v in _features().items()}
+    padded = np.asarray(model(x)["sequence_output"])
+    set_padding_free(model, True)
+    np.testing.assert_array_equal(np.asarray(model(x)["sequence_output"]), padded)
+    assert np.abs(padded[~x["input_mask"].astype(bool)]).max() > 0  # not zeroed
+
+
 def test_rows_and_batches_without_real_tokens(fixtures_dir):
     model = set_padding_free(AlbertClassifier(_config(fixtures_dir), 2), True)
     some = model(_features([16, 0, 3, 0]))["logits"].numpy()

@@ -2,6 +2,8 @@
 gradients as keeping its activations, dropout included (the recomputation redraws the forward
 pass's masks), and the flag reaches the model through the config."""
 
+import re
+
 import keras
 import numpy as np
 import pytest
@@ -72,3 +74,55 @@ def test_recompute_grad_config_round_trip(fixtures_dir):
     assert AlbertConfig.from_dict(on.to_dict()).recompute_grad is True
     with pytest.raises(ValueError, match="recompute_grad"):
         config.replace(recompute_grad="yes")
+
+
+def _jax_loss_and_grads(model, features):
+    """(loss, gradients, new non-trainable values, jaxpr text) of one JAX training step."""
+    import jax  # deferred: only the JAX backend's test imports JAX
+
+    trainable = [v.value for v in model.trainable_variables]
+    others = [v.value for v in model.non_trainable_variables]
+
+    def loss_fn(trainable):
+        out, new = model.stateless_call(trainable, others, features, training=True)
+        return keras.ops.sum(out["logits"] ** 2), new
+
+    step = jax.value_and_grad(loss_fn, has_aux=True)
+    (loss, new), grads = jax.jit(step)(trainable)
+    return loss, grads, new, str(jax.make_jaxpr(loss_fn)(trainable))
+
+
+@pytest.mark.backends
+@pytest.mark.skipif(keras.backend.backend() != "jax", reason="the JAX backend's remat path")
+@pytest.mark.parametrize("sharing,inner", [("all", 2), ("none", 1)])
+def test_remat_gives_the_same_gradients_on_jax(fixtures_dir, sharing, inner):
+    """On JAX each block application is a keras.remat (jax.checkpoint) function: same loss,
+    gradients and dropout seed states as keeping the activations, dropout on."""
+    rng = np.random.default_rng(0)
+    mask = np.ones((2, 16), np.int32)
+    mask[1, 9:] = 0
+    features = {
+        "input_ids": rng.integers(5, 900, (2, 16)).astype(np.int32),
+        "input_mask": mask,
+        "segment_ids": np.zeros((2, 16), np.int32),
+    }
+    models = []
+    for recompute in (False, True):
+        keras.utils.set_random_seed(1)
+        config = _config(
+            fixtures_dir, recompute_grad=recompute, sharing=sharing, inner_group_num=inner
+        )
+        models.append(AlbertClassifier(config, 3))
+    for a, b in zip(models[0].variables, models[1].variables):
+        b.assign(a)
+    (la, ga, na, plain), (lb, gb, nb, remat) = (_jax_loss_and_grads(m, features) for m in models)
+    rematerialized = re.compile(r"\b(checkpoint|remat\d*)\[")  # jax.checkpoint's primitive
+    assert rematerialized.search(remat) and not rematerialized.search(plain)
+    np.testing.assert_allclose(np.asarray(lb), np.asarray(la), rtol=1e-6)
+    for x, y, v in zip(ga, gb, models[0].trainable_variables):
+        np.testing.assert_allclose(
+            np.asarray(y), np.asarray(x), atol=1e-5, rtol=1e-5, err_msg=v.path
+        )
+    assert any("seed_generator_state" in v.path for v in models[0].non_trainable_variables)
+    for x, y in zip(na, nb):
+        np.testing.assert_array_equal(np.asarray(y), np.asarray(x))
