@@ -146,7 +146,7 @@ def run_optimizer(optimizer, variables, grad_seq):
         for grads in grad_seq:
             step([tf.constant(g) for g in grads])
         return [v.numpy() for v in variables]
-    import jax
+    import jax  # deferred: only on the JAX backend
 
     if not optimizer.built:
         optimizer.build(variables)
