@@ -7,11 +7,12 @@ polynomial-decay learning rate (`learning_rate.WarmupPolynomialDecay`), as Googl
 `optimization.create_optimizer` does.
 
 The update rule, the clipping and the accumulation are written once, on `keras.ops`, so the
-same code runs on TensorFlow and JAX. Only the replica plumbing differs, and it lives in two
-functions here (`_sum_across_replicas`, `_update_each_variable`): under `tf.distribute` each
-replica holds part of the batch, so its gradients are summed and the variables updated on every
-device; under JAX (`keras.distribution`) the gradient arrives already global and the variables
-are updated in place (by Keras' stateless apply inside the jitted train step).
+same code runs on TensorFlow and JAX. Only the replica plumbing differs, and it lives in three
+functions here (`_dense_gradients`, `_sum_across_replicas`, `_update_each_variable`): under
+`tf.distribute` each replica holds part of the batch, so its gradients are summed and the
+variables updated on every device; under JAX (`keras.distribution`) the gradient arrives
+already global and the variables are updated in place (by Keras' stateless apply inside the
+jitted train step).
 
 Why not `keras.optimizers.Lamb` / `AdamW`: see docs/optimization.md (in short: they always apply
 bias correction, put weight decay outside LAMB's trust ratio, match exclusions on the short

@@ -16,6 +16,7 @@ import weakref
 import keras
 import numpy as np
 import pytest
+from repo_paths import TEST_DATA
 import tensorflow as tf
 
 import albert_tf  # noqa: F401  (selects the TensorFlow backend unless KERAS_BACKEND is set)
@@ -118,6 +119,7 @@ EXPECTED_PATHS = [
     "head/output_bias",
 ]
 EXPECTED_DECAY = [True, False, False, False, True, False]
+VARIABLE_SHAPES = [(4, 3), (3,), (3,), (3,), (2, 3), (2,)]
 
 
 def random_grads(variables, steps, seed=1):
@@ -391,6 +393,71 @@ def test_update_by_update_with_own_exclusions_accumulation_clipping_and_loss_sca
         assert max_diff([x.numpy() for x in opt._momentums], m) < 1e-6
         assert max_diff([x.numpy() for x in opt._velocities], v) < 1e-6
     assert max_diff(got, start) > 1e-2
+
+
+GOOGLE_STEPS = np.load(TEST_DATA / "optimizers" / "google_steps.npz")
+
+
+def google_case(name):
+    """One case of google_steps.npz, split back into per-variable arrays."""
+    sizes = np.cumsum([int(np.prod(shape)) for shape in VARIABLE_SHAPES])[:-1]
+
+    def split(flat):
+        return [x.reshape(shape) for x, shape in zip(np.split(flat, sizes), VARIABLE_SHAPES)]
+
+    case = {key: GOOGLE_STEPS[f"{name}/{key}"] for key in ("init", "micro", "lr")}
+    for key in ("weights", "m", "v"):
+        case[key] = [split(row) for row in GOOGLE_STEPS[f"{name}/{key}"]]
+    case["init"], case["micro"] = split(case["init"]), [split(g) for g in case["micro"]]
+    return case
+
+
+GOOGLE_CASES = {
+    # create_optimizer's defaults are Google's create_optimizer's
+    "adamw_google": lambda: create_optimizer(0.05, 8, 2, optimizer="adamw"),
+    "lamb_google": lambda: create_optimizer(0.05, 8, 2, optimizer="lamb"),
+    # own exclusion lists, 3 micro-batches per update, the loss scaled by 128
+    "adamw_own": lambda: AdamWeightDecay(
+        WarmupPolynomialDecay(0.05, 5, 2),
+        weight_decay_rate=0.05,
+        exclude_from_weight_decay=["bias", "gamma"],
+        gradient_accumulation_steps=3,
+        loss_scale_factor=128.0,
+    ),
+    "lamb_own": lambda: LAMB(
+        WarmupPolynomialDecay(0.05, 5, 2),
+        weight_decay_rate=0.05,
+        exclude_from_weight_decay=["bias", "gamma"],
+        exclude_from_layer_adaptation=["layer_norm", "output_weights"],
+        gradient_accumulation_steps=3,
+        loss_scale_factor=128.0,
+    ),
+}
+
+
+@pytest.mark.backends
+@pytest.mark.parametrize("name", sorted(GOOGLE_CASES))
+def test_equals_google_optimizers_update_by_update(name):
+    """Google's own AdamWeightDecayOptimizer / LAMBOptimizer (tests/data/optimizers, made by
+    Google's code): after every update, the weights and both moments equal Google's."""
+    case = google_case(name)
+    variables = make_variables()
+    for variable, value in zip(variables, case["init"]):
+        variable.assign(value)
+    opt = GOOGLE_CASES[name]()
+    n, scale = opt.accumulation_steps, opt.loss_scale_factor or 1.0
+    for update, want in enumerate(case["weights"]):
+        # the rate Google's schedule gave this update (schedule(update), counted in updates)
+        assert float(opt.learning_rate) == pytest.approx(float(case["lr"][update]), rel=1e-6)
+        micro = [
+            [scale * g for g in grads] for grads in case["micro"][update * n : (update + 1) * n]
+        ]
+        got = run_optimizer(opt, variables, micro)
+        assert int(opt.iterations) == update + 1
+        assert max_diff(got, want) < 2e-6, update
+        assert max_diff([x.numpy() for x in opt._momentums], case["m"][update]) < 1e-6
+        assert max_diff([x.numpy() for x in opt._velocities], case["v"][update]) < 1e-6
+    assert max_diff(got, case["init"]) > 1e-2
 
 
 @pytest.mark.backends
