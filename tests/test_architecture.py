@@ -13,7 +13,8 @@ PACKAGE = ROOT / "albert_tf"
 LAYERS = [
     {"albert_tf", "albert_tf.core"},
     {"albert_tf.modeling"},
-    {"albert_tf.text", "albert_tf.formats"},
+    {"albert_tf.text"},
+    {"albert_tf.formats"},
     {"albert_tf.engine"},
     {"albert_tf.pretraining", "albert_tf.tasks"},
     {"albert_tf.keras_api"},

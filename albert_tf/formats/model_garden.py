@@ -29,8 +29,9 @@ import numpy as np
 from albert_tf.core import fileio
 from albert_tf.core.config import AlbertConfig
 from albert_tf.core.errors import InputError
+from albert_tf.core.saved_model_proto import checkpoint_reader
 from albert_tf.formats.common import rename
-from albert_tf.formats.tf1 import checkpoint_reader, resolve_checkpoint_path
+from albert_tf.formats.tf1 import resolve_checkpoint_path
 
 WORD = "bert/embeddings/word_embeddings"
 POSITION = "bert/embeddings/position_embeddings"

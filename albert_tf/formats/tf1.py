@@ -17,6 +17,7 @@ import tensorflow as tf
 
 from albert_tf.core import fileio
 from albert_tf.core.errors import InputError
+from albert_tf.core.saved_model_proto import checkpoint_reader
 from albert_tf.formats import albert_zh
 from albert_tf.modeling.names import (  # noqa: F401  (re-exported: the converters' view)
     encoder_variable_map,
@@ -152,20 +153,6 @@ def resolve_checkpoint_path(path) -> str:
             + (f" (it holds {len(only)}: name one)" if only else "")
         )
     raise FileNotFoundError(f"TF checkpoint not found: {prefix} (no {prefix}.index)")
-
-
-def checkpoint_reader(path):
-    """Open a TF1 or object-based checkpoint for reading, on any filesystem.
-
-    Unlike `tf.train.load_checkpoint`, this reader needs no `checkpoint` file on ram://.
-
-    Args:
-        path: str or path-like. The checkpoint prefix.
-
-    Returns:
-        A `CheckpointReader` with `get_variable_to_shape_map()` and `get_tensor(name)`.
-    """
-    return tf.compat.v1.train.NewCheckpointReader(os.fspath(path))
 
 
 def _name_prefix(shapes) -> str:

@@ -5,7 +5,7 @@ SavedModels `export_tfhub` (formats/tfhub_export.py) writes.
 
 The weights are read without running anything and without tf_keras or tf-models-official:
 a SavedModel's variables by their Keras names from `saved_model.pb` and `variables/`
-(formats/saved_model_proto.py), a checkpoint's by its keys; formats/model_garden.py renames
+(core/saved_model_proto.py), a checkpoint's by its keys; formats/model_garden.py renames
 both to Google's names. The config comes, in this order, from `albert_config_file`, an
 `albert_config.json` in the folder, the one an albert_tf export carries in `assets/`, else from
 the source itself: vocabulary, E, H, FFN, positions and type vocabulary from the tensor shapes,
@@ -26,12 +26,12 @@ import os
 from albert_tf.core import fileio
 from albert_tf.core.config import AlbertConfig
 from albert_tf.core.errors import InputError
-from albert_tf.formats import model_garden as mg
-from albert_tf.formats.saved_model_proto import (
+from albert_tf.core.saved_model_proto import (
     is_saved_model,
     read_saved_model,
     saved_variables,
 )
+from albert_tf.formats import model_garden as mg
 from albert_tf.formats.tf1 import assign_google_named, check_shapes_fit
 from albert_tf.modeling.albert_model import AlbertModel, AlbertPretrainer
 

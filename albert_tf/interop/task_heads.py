@@ -15,16 +15,12 @@ import tensorflow as tf
 
 from albert_tf.core import fileio
 from albert_tf.core.errors import InputError
+from albert_tf.core.saved_model_proto import checkpoint_reader
 from albert_tf.engine.run_summary import SUMMARY_FILE, read_run_summary
 from albert_tf.formats.common import rename
 from albert_tf.formats.huggingface import hf_state
 from albert_tf.formats.keras_hub import RULES as KERAS_HUB_RULES
-from albert_tf.formats.tf1 import (
-    LoadReport,
-    checkpoint_reader,
-    load_original_checkpoint,
-    resolve_checkpoint_path,
-)
+from albert_tf.formats.tf1 import LoadReport, load_original_checkpoint, resolve_checkpoint_path
 from albert_tf.interop.model_kinds import MODEL_KINDS, POOLED_KINDS
 from albert_tf.modeling.albert_model import AlbertModel, AlbertPretrainer
 from albert_tf.modeling.finetuning_models import (
