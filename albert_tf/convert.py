@@ -28,7 +28,7 @@ from albert_tf.core.errors import AlbertError
 from albert_tf.engine import console
 from albert_tf.engine.cli import one_line
 from albert_tf.interop.model_files import FORMATS, convert_model
-from albert_tf.interop.model_kinds import MODEL_KINDS
+from albert_tf.modeling.model_kinds import MODEL_KINDS
 
 
 def _parser():

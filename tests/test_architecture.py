@@ -3,6 +3,7 @@ no import cycles, the engine imports no task, and modules stay small."""
 
 import ast
 import pathlib
+import re
 
 import pytest
 
@@ -170,6 +171,32 @@ def test_module_and_function_sizes(module):
             assert length <= MAX_FUNCTION_LINES or REASON in fdoc, (
                 f"{path.relative_to(ROOT)}:{node.lineno} {node.name} has {length} lines of code"
             )
+
+
+# --- One home per piece of knowledge ------------------------------------------------------------
+KINDS_MODULE = "albert_tf.modeling.model_kinds"
+# the names other libraries give a model kind: written in the registry only
+OTHER_LIBRARIES_KIND_NAMES = re.compile(r"AlbertFor[A-Z]\w*|AlbertMaskedLM|AlbertBackbone")
+
+
+def test_model_kinds_are_named_in_one_registry():
+    """transformers' and keras-hub's class names of a model kind are values in
+    modeling/model_kinds.py only: a new head is one entry there (docstrings may name them)."""
+    bad = []
+    for module, path in ALL.items():
+        if module == KINDS_MODULE:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = _docstring_lines(tree)
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and OTHER_LIBRARIES_KIND_NAMES.fullmatch(node.value)
+                and node.lineno not in docs
+            ):
+                bad.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.value!r}")
+    assert bad == []
 
 
 # --- The surface: one public name per idea, reached one way -----------------------------------

@@ -24,6 +24,7 @@ from albert_tf.core.config import AlbertConfig
 from albert_tf.core.errors import InputError
 from albert_tf.formats.common import find_spm_model
 from albert_tf.interop.keras_files import load_model
+from albert_tf.modeling.model_kinds import MODEL_KINDS, get_kind
 from albert_tf.modeling.names import original_variable_map
 
 FORMATS = ("tf1", "keras", "keras_hub", "huggingface", "tfhub", "onnx")  # what is written
@@ -40,16 +41,26 @@ def build_model(config, kind):
 
     Args:
         config: `AlbertConfig`. The model's configuration.
-        kind: str or None. "encoder" for an `AlbertModel`; None or "pretrainer" for an
-            `AlbertPretrainer` (any other value also gives an `AlbertModel`).
+        kind: str or None. A model kind (`albert_tf.modeling.model_kinds.MODEL_KINDS`); None
+            for an `AlbertPretrainer`.
 
     Returns:
         The new, randomly initialized model.
-    """
-    # deferred: keeps TensorFlow off this module's import
-    from albert_tf.modeling.albert_model import AlbertModel, AlbertPretrainer
 
-    return AlbertPretrainer(config) if kind in (None, "pretrainer") else AlbertModel(config)
+    Raises:
+        InputError: An unknown kind, or a kind sized by its head (the input holds no head to
+            size it by).
+    """
+    kind = "pretrainer" if kind is None else kind
+    if kind not in MODEL_KINDS:
+        raise InputError(f"--model {kind!r} is unknown; use one of {', '.join(MODEL_KINDS)}")
+    spec = get_kind(kind)
+    if spec.sized_by_head:
+        raise InputError(
+            f"--model {kind}: the input holds no task head to size it by; use --model "
+            "pretrainer or encoder"
+        )
+    return spec.build(config)
 
 
 # ---- detection ----------------------------------------------------------------------------------
@@ -131,7 +142,7 @@ def read_model(path, config_file=None, model_kind=None, require_encoder=True):
     (or a checkpoint in it) the fine-tuned model its run_summary.json names, with its head; a
     release the AlbertPretrainer (AlbertModel without pretraining heads); a SQuAD head its
     SQuAD model. A pooled task head (`output_weights`) says not which task it is: without a run
-    summary, `model_kind` must say (see `albert_tf.interop.task_heads.MODEL_KINDS`).
+    summary, `model_kind` must say (see `albert_tf.modeling.model_kinds.MODEL_KINDS`).
     A `.weights.h5` input gives an AlbertPretrainer unless `model_kind` says otherwise.
 
     Args:
