@@ -186,16 +186,32 @@ def test_model_kinds_are_named_in_one_registry():
     for module, path in ALL.items():
         if module == KINDS_MODULE:
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        docs = _docstring_lines(tree)
-        for node in ast.walk(tree):
-            if (
-                isinstance(node, ast.Constant)
-                and isinstance(node.value, str)
-                and OTHER_LIBRARIES_KIND_NAMES.fullmatch(node.value)
-                and node.lineno not in docs
-            ):
-                bad.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.value!r}")
+        for line, value in _string_values(path):
+            if OTHER_LIBRARIES_KIND_NAMES.fullmatch(value):
+                bad.append(f"{path.relative_to(ROOT)}:{line} {value!r}")
+    assert bad == []
+
+
+def _string_values(path):
+    """(line, value) of every string constant of a source file outside its docstrings."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = _docstring_lines(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.lineno not in docs:
+                yield node.lineno, node.value
+
+
+def test_the_config_file_name_is_one_constant():
+    """`albert_config.json` is named once (core.config.CONFIG_FILE); where a model's config,
+    checkpoint and tokenizer are is worked out in formats/release_folder.py."""
+    bad = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for module, path in list(ALL.items()) + [(p.stem, p) for p in sorted(ROOT.glob("*.py"))]
+        if module != "albert_tf.core.config"
+        for line, value in _string_values(path)
+        if "albert_config.json" in value and not any(c.isspace() for c in value)  # not prose
+    ]
     assert bad == []
 
 

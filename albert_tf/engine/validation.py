@@ -18,7 +18,7 @@ from absl import logging
 import sentencepiece as spm
 
 from albert_tf.core import fileio
-from albert_tf.core.config import SIZE_FIELDS, AlbertConfig
+from albert_tf.core.config import CONFIG_FILE, SIZE_FIELDS, AlbertConfig
 from albert_tf.core.errors import InputError
 from albert_tf.engine.warmup import fit_warmup_to_run
 from albert_tf.text.vocab_files import read_spm_model
@@ -162,7 +162,6 @@ def check_output_dir(flag, path):
 
 # what decides a checkpoint's variables; dropout and the initializer range may change
 SHAPE_FIELDS = (*SIZE_FIELDS, "sharing")
-RUN_CONFIG = "albert_config.json"  # the config an output folder's checkpoints were written with
 
 
 def check_run_config(flag, output_dir, config):
@@ -177,7 +176,7 @@ def check_run_config(flag, output_dir, config):
         InputError: The folder's albert_config.json (written by the run that made its
             checkpoints) differs in a field that shapes the variables.
     """
-    path = fileio.join(output_dir, RUN_CONFIG)
+    path = fileio.join(output_dir, CONFIG_FILE)  # the config its checkpoints were written with
     if not fileio.isfile(path) or not any(n.endswith(".index") for n in fileio.listdir(output_dir)):
         return
     old = AlbertConfig.from_json_file(path)

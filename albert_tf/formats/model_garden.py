@@ -20,13 +20,11 @@ shared block, the pooler. A pretrainer checkpoint stores the word table once, as
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from typing import Callable, Optional
 
 import numpy as np
 
-from albert_tf.core import fileio
 from albert_tf.core.config import AlbertConfig
 from albert_tf.core.errors import InputError
 from albert_tf.core.saved_model_proto import checkpoint_reader
@@ -239,9 +237,3 @@ def checkpoint_view(path) -> GoogleView:
     )
     check_is_albert(view, f"checkpoint {prefix}")
     return view
-
-
-def folder_of(path) -> str:
-    """The folder a source lives in (itself for a folder)."""
-    path = os.fspath(path)
-    return path if fileio.is_folder(path) else fileio.dirname(fileio.abspath(path))

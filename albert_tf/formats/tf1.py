@@ -28,6 +28,7 @@ from albert_tf.modeling.names import (  # noqa: F401  (re-exported: the converte
 _OPTIMIZER_SLOT = re.compile(r"/(adam_m|adam_v|lamb_m|lamb_v|Momentum|Adam|Adam_1)$")
 _NOT_WEIGHTS = re.compile(r"(^|/)(global_step|beta1_power|beta2_power|good_steps|loss_scale)$")
 _HUB_PREFIX = "module/"
+BEST_CHECKPOINT = "model.ckpt-best"  # a release's checkpoint, and a driver run's best
 
 
 # ---- loading --------------------------------------------------------------------------------
@@ -142,7 +143,7 @@ def resolve_checkpoint_path(path) -> str:
         latest = tf.train.latest_checkpoint(path)
         if latest and fileio.exists(latest + ".index"):
             return latest
-        best = fileio.join(path, "model.ckpt-best")
+        best = fileio.join(path, BEST_CHECKPOINT)
         if fileio.exists(best + ".index"):
             return best
         only = [n for n in fileio.listdir(path) if n.endswith(".index")]

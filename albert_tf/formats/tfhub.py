@@ -24,7 +24,7 @@ import dataclasses
 import os
 
 from albert_tf.core import fileio
-from albert_tf.core.config import AlbertConfig
+from albert_tf.core.config import CONFIG_FILE, AlbertConfig
 from albert_tf.core.errors import InputError
 from albert_tf.core.saved_model_proto import (
     is_saved_model,
@@ -35,8 +35,7 @@ from albert_tf.formats import model_garden as mg
 from albert_tf.formats.tf1 import assign_google_named, check_shapes_fit
 from albert_tf.modeling.albert_model import AlbertModel, AlbertPretrainer
 
-CONFIG_FILE = "albert_config.json"
-ASSET_CONFIG = "assets/albert_config.json"  # albert_tf's own exports carry their config
+ASSET_CONFIG = f"assets/{CONFIG_FILE}"  # albert_tf's own exports carry their config
 OWN_VARIABLES = "albert_variables"  # an albert_tf export's {Google name: variable} attribute
 ORIGINS = {"tfhub": "the TF Hub SavedModel", "model_garden": "the Model Garden TF2 checkpoint"}
 
@@ -97,7 +96,7 @@ def _activation(saved) -> tuple:
 
 def _given_config(path, albert_config_file):
     """(AlbertConfig, its file) given or found in the folder, else (None, None)."""
-    folder = mg.folder_of(path)
+    folder = fileio.folder_of(path)
     candidates = [albert_config_file] if albert_config_file else []
     candidates += [fileio.join(folder, CONFIG_FILE), fileio.join(folder, ASSET_CONFIG)]
     for candidate in candidates:

@@ -20,16 +20,15 @@ import json
 import os
 
 from albert_tf.core import fileio
-from albert_tf.core.config import AlbertConfig
+from albert_tf.core.config import CONFIG_FILE, AlbertConfig
 from albert_tf.core.errors import InputError
-from albert_tf.formats.common import find_spm_model
+from albert_tf.formats.release_folder import config_file_of, find_spm_model
 from albert_tf.interop.keras_files import load_model
 from albert_tf.modeling.model_kinds import MODEL_KINDS, get_kind
 from albert_tf.modeling.names import original_variable_map
 
 FORMATS = ("tf1", "keras", "keras_hub", "huggingface", "tfhub", "onnx")  # what is written
 SPM_FORMATS = ("keras_hub", "huggingface", "tfhub")  # outputs that carry the tokenizer
-CONFIG_FILE = "albert_config.json"
 
 
 def _is_keras(path):
@@ -118,19 +117,13 @@ def detect_format(path) -> str:
     return "tf1"
 
 
-def _input_folder(path):
-    return path if fileio.isdir(path) else fileio.dirname(fileio.abspath(path))
-
-
 def _config_for(path, albert_config_file):
     """Read the AlbertConfig from --albert_config_file, else from albert_config.json beside
-    `path`."""
-    if albert_config_file is None:
-        beside = fileio.join(_input_folder(path), CONFIG_FILE)
-        if not fileio.isfile(beside):
-            raise ValueError(f"--input {path} carries no config: pass --albert_config_file")
-        albert_config_file = beside
-    return AlbertConfig.from_json_file(albert_config_file)
+    `path` (`release_folder.config_file_of`)."""
+    config_file = config_file_of(path, albert_config_file)
+    if config_file is None:
+        raise ValueError(f"--input {path} carries no config: pass --albert_config_file")
+    return AlbertConfig.from_json_file(config_file)
 
 
 # ---- reading --------------------------------------------------------------------------------
@@ -341,7 +334,7 @@ def write_model(model, output_path, output_format, spm_model_file=None, untraine
 
 
 def _default_spm(input_path):
-    return find_spm_model(_input_folder(os.fspath(input_path)))
+    return find_spm_model(fileio.folder_of(os.fspath(input_path)))
 
 
 # The pretraining heads: an input may lack them (TF2 releases have no sentence-order head) and a

@@ -20,7 +20,12 @@ from albert_tf.engine.run_summary import SUMMARY_FILE, read_run_summary
 from albert_tf.formats.common import rename
 from albert_tf.formats.huggingface import hf_state
 from albert_tf.formats.keras_hub import RULES as KERAS_HUB_RULES
-from albert_tf.formats.tf1 import LoadReport, load_original_checkpoint, resolve_checkpoint_path
+from albert_tf.formats.tf1 import (
+    BEST_CHECKPOINT,
+    LoadReport,
+    load_original_checkpoint,
+    resolve_checkpoint_path,
+)
 from albert_tf.modeling.model_kinds import (
     KINDS,
     MODEL_KINDS,
@@ -29,8 +34,6 @@ from albert_tf.modeling.model_kinds import (
     model_classes,
 )
 from albert_tf.modeling.names import original_variable_map
-
-BEST_CHECKPOINT = "model.ckpt-best"
 
 
 def run_folder_of(path) -> Optional[str]:
