@@ -128,7 +128,7 @@ def config_file_of(path, albert_config_file=None):
     Example:
 
     >>> from albert_tf.formats.release_folder import config_file_of
-    >>> config_file_of("tests/data/fixtures/albert_tiny/model.ckpt-best")
+    >>> config_file_of("tests/data/fixtures/albert_tiny")
     'tests/data/fixtures/albert_tiny/albert_config.json'
     """
     if albert_config_file or path is None:
