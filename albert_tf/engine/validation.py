@@ -322,7 +322,7 @@ def check_checkpoint(flag, path, config, config_flag="albert_config_file", **kwa
         return None
     if tfhub.source_kind(path) is not None:  # a TF Hub SavedModel, a Model Garden checkpoint
         try:
-            return tfhub.check_fits_config(config, path, config_file=f"--{config_flag}")
+            return tfhub.check_tf2_release_fits_config(config, path, config_file=f"--{config_flag}")
         except InputError as e:
             raise InputError(f"--{flag}: {e}") from None
     try:

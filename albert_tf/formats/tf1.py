@@ -201,7 +201,7 @@ def google_view(path, reader=None):
             "Google's ALBERT layout nor brightmart/albert_zh's: it is not an ALBERT"
         )
     if albert_zh.is_brightmart(view):
-        view, read = albert_zh.google_view(view, read)
+        view, read = albert_zh.albert_zh_view(view, read)
     return view, read, ignored
 
 

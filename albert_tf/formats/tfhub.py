@@ -79,7 +79,7 @@ def _saved_model_view(path):
     own = OWN_VARIABLES in children
     variables = saved_variables(saved, named_by=OWN_VARIABLES if own else None)
     rules = (("(.+)", r"\1"),) if own else mg.SAVED_MODEL_RULES
-    view = mg.google_view(path, variables.shapes, variables.read, rules)
+    view = mg.renamed_view(path, variables.shapes, variables.read, rules)
     mg.check_is_albert(view, f"SavedModel {path}")
     has_mlm = "mlm_logits" in saved.call_outputs("mlm")
     return view, has_mlm, saved
@@ -120,7 +120,7 @@ def read_source(path, albert_config_file=None) -> TfHubSource:
         view, has_mlm, saved = mg.checkpoint_view(path), None, None
         has_mlm = "cls/predictions/output_bias" in view.shapes
     if config is not None:
-        mg.check_config_fits(config, view, config_file)
+        mg.check_view_fits_config(config, view, config_file)
         config_note = f"config from {config_file}"
     elif saved is None:
         raise InputError(
@@ -219,7 +219,7 @@ def load_tfhub(path, model=None, *, albert_config_file=None):
         model = (AlbertPretrainer if source.has_mlm else AlbertModel)(source.config)
         notes.insert(0, source.config_note)
     else:
-        mg.check_config_fits(model.config, source.view, "the model's config")
+        mg.check_view_fits_config(model.config, source.view, "the model's config")
     view = source.view
     report = assign_google_named(
         model, view.shapes, view.read, view.source, ignored=view.ignored, require_encoder=True
@@ -229,11 +229,11 @@ def load_tfhub(path, model=None, *, albert_config_file=None):
     return model, report
 
 
-def check_fits_config(config, path, config_file="the config"):
+def check_tf2_release_fits_config(config, path, config_file="the config"):
     """InputError unless a TF2 source holds every encoder variable `config` gives, with the
     shapes and the head count it gives them (read from the index, no model is built)."""
     path = os.fspath(path)
     view = _saved_model_view(path)[0] if is_saved_model(path) else mg.checkpoint_view(path)
-    mg.check_config_fits(config, view, config_file)
+    mg.check_view_fits_config(config, view, config_file)
     check_shapes_fit(config, view.shapes, view.source, config_file)
     return view.source
