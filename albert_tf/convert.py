@@ -31,7 +31,7 @@ from albert_tf.drivers import console
 from albert_tf.drivers.cli import one_line
 from albert_tf.drivers.flag_words import in_flag_words
 from albert_tf.interop.model_files import FORMATS, convert_model
-from albert_tf.interop.model_kinds import MODEL_KINDS
+from albert_tf.modeling.model_kinds import MODEL_KINDS
 
 # convert_model's arguments as this command's flags, for what it reports
 FLAG_NAMES = {

@@ -26,6 +26,7 @@ from albert_tf.core import fileio
 from albert_tf.core.errors import InputError
 from albert_tf.drivers import console
 from albert_tf.drivers import validation as v
+from albert_tf.formats.release_folder import config_file_of
 from albert_tf.inference.representations import (
     check_layers,
     encoder_of,
@@ -100,8 +101,8 @@ def _check(args):
     if args.batch_size < 1:
         raise InputError(f"--batch_size={args.batch_size}: must be >= 1")
     layers = parse_layers(args.layers)
-    config_file = args.albert_config_file or fileio.join(args.model_dir or "", "albert_config.json")
-    if not (args.albert_config_file or fileio.isfile(config_file)):
+    config_file = config_file_of(args.model_dir, args.albert_config_file)
+    if config_file is None:
         return layers, None  # a self-describing folder (keras-hub, Hugging Face): checked later
     config = v.load_config("albert_config_file", config_file)
     _check_against(args, layers, config)

@@ -39,7 +39,6 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import sentencepiece as spm  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from albert_tf.deploy import task_library_inputs as tl  # noqa: E402
 from albert_tf.deploy.spm_normalizer import preprocessing_model  # noqa: E402
 from albert_tf.deploy.text_input import SentencePieceIds, WordPieceIds  # noqa: E402
 from albert_tf.text.normalization import preprocess_text  # noqa: E402
@@ -47,6 +46,9 @@ from albert_tf.text.spm_train import USER_DEFINED_SYMBOLS, train_sentencepiece  
 from albert_tf.text.tokenization import FullTokenizer  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "deploy"))  # the Task Library's inputs: test support
+import task_library_inputs as tl  # noqa: E402
+
 SAMPLES = ROOT / "tests" / "data" / "samples"
 FIXTURES = ROOT / "tests" / "data" / "fixtures"
 TEXT_COLUMNS = {  # GLUE files: the columns holding text

@@ -51,3 +51,22 @@ def ram_bucket(tmp_path, monkeypatch):
     yield new_bucket()
     left = sorted(os.listdir(cwd))
     assert left == [], f"written under the working folder: {left}"
+
+
+@pytest.fixture(scope="session")
+def tiny_pretrainer(fixtures_dir):
+    """The fixture's TF1 model, loaded once (the format and interop tests)."""
+    from albert_tf import AlbertConfig, AlbertPretrainer, load_original_checkpoint
+
+    config = AlbertConfig.from_json_file(fixtures_dir / "albert_tiny" / "albert_config.json")
+    model = AlbertPretrainer(config)
+    load_original_checkpoint(model, fixtures_dir / "albert_tiny" / "model.ckpt-best")
+    return model
+
+
+@pytest.fixture(scope="session")
+def reference(fixtures_dir):
+    """The fixture model's recorded reference outputs."""
+    import numpy as np
+
+    return dict(np.load(fixtures_dir / "albert_tiny_reference.npz"))

@@ -15,6 +15,7 @@ from albert_tf.core.fileio import write_text_atomic
 
 # Keys of Google's released albert_config.json files that its model never reads: accepted and
 # round-tripped through `extra`, so a converted config still equals the released one.
+CONFIG_FILE = "albert_config.json"  # a model's config file: Google's releases, run folders
 KNOWN_UNUSED_KEYS = ("net_structure_type", "gap_size", "num_memory_blocks", "layers_to_keep")
 # brightmart/albert_zh's configs: BERT's unused pooler keys, and ln_type (its layout, read in
 # _brightmart_layout); kept in `extra` the same way

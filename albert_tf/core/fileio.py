@@ -191,6 +191,13 @@ def is_folder(path) -> bool:
         return True
 
 
+def folder_of(path) -> str:
+    """The folder a path is (itself, when it is a folder) or lives in (a checkpoint prefix or a
+    file: its parent)."""
+    path = os.fspath(path)
+    return path if is_folder(path) else dirname(abspath(path))
+
+
 def getsize(path) -> int:
     return int(_gfile().stat(os.fspath(path)).length)
 

@@ -45,68 +45,29 @@ from albert_tf.deploy.task_library import (
 )
 from albert_tf.deploy.text_input import text_serving
 from albert_tf.deploy.tflite_model import model_io, operators
-from albert_tf.modeling.albert_model import AlbertModel
-from albert_tf.modeling.finetuning_models import (
-    AlbertClassifier,
-    AlbertMultipleChoice,
-    AlbertTokenClassifier,
-)
+from albert_tf.modeling.model_kinds import KINDS, find_kind
 from albert_tf.modeling.padding_free import set_padding_free
-from albert_tf.modeling.squad_models import AlbertSquadV1, AlbertSquadV2
 from albert_tf.text.vocab_files import load_sentencepiece
 
 FEATURES = ("input_ids", "input_mask", "segment_ids")
-OUTPUTS = {
-    "classifier": ("probabilities",),
-    "multi_label": ("probabilities",),
-    "regression": ("predictions",),
-    "token_classifier": ("logits", "probabilities"),
-    "multiple_choice": ("logits", "probabilities"),
-    "squad_v1": ("start_logits", "end_logits"),
-    "squad_v2": (
-        "start_top_log_probs",
-        "start_top_index",
-        "end_top_log_probs",
-        "end_top_index",
-        "cls_logits",
-    ),
-    "encoder": ("sequence_output", "pooled_output"),
-}
-TASK_LIBRARY_CLIENTS = {
-    "classifier": "BertNLClassifier",
-    "multi_label": "BertNLClassifier",
-    "regression": "BertNLClassifier",
-    "squad_v1": "BertQuestionAnswerer",
-}
 
 
 def model_kind(model) -> str:
     """What `export_litert` exports a model as: "classifier", "multi_label", "regression",
     "token_classifier", "multiple_choice", "squad_v1", "squad_v2" or "encoder" (the Keras
-    text models count as the task model they extend).
+    text models count as the task model they extend; `modeling.model_kinds` holds the kinds).
 
     Raises:
-        ValueError: A model of no kind (e.g. the pretrainer).
+        ValueError: A model of no kind, or of a kind with no LiteRT file (the pretrainer).
     """
-    if isinstance(model, AlbertClassifier):
-        if model.is_regression:
-            return "regression"
-        return "multi_label" if model.multi_label else "classifier"
-    kinds = [
-        (AlbertTokenClassifier, "token_classifier"),
-        (AlbertMultipleChoice, "multiple_choice"),
-        (AlbertSquadV2, "squad_v2"),
-        (AlbertSquadV1, "squad_v1"),
-        (AlbertModel, "encoder"),
-    ]
-    for cls, kind in kinds:
-        if isinstance(model, cls):
-            return kind
-    raise ValueError(
-        f"model: a {type(model).__name__} has no LiteRT export; export_litert takes the "
-        "classifiers, AlbertTokenClassifier, AlbertMultipleChoice, AlbertSquadV1/V2, "
-        "AlbertModel and the Keras text models"
-    )
+    kind = find_kind(model)
+    if kind is None or kind.litert_outputs is None:
+        raise ValueError(
+            f"model: a {type(model).__name__} has no LiteRT export; export_litert takes the "
+            "classifiers, AlbertTokenClassifier, AlbertMultipleChoice, AlbertSquadV1/V2, "
+            "AlbertModel and the Keras text models"
+        )
+    return kind.name
 
 
 @dataclasses.dataclass
@@ -170,7 +131,7 @@ def find_tokenizer(model, spm_model_file=None, vocab_file=None, do_lower_case=No
 
 def feature_specs(model, kind: str, max_seq_length: int) -> dict:
     """{input name: tf.TensorSpec} of a kind's fixed-shape int32 inputs."""
-    names = FEATURES + (("p_mask",) if kind == "squad_v2" else ())
+    names = FEATURES + KINDS[kind].extra_inputs
     shape = [1, max_seq_length]
     if kind == "multiple_choice":
         shape = [1, model.num_choices, max_seq_length]
@@ -179,7 +140,7 @@ def feature_specs(model, kind: str, max_seq_length: int) -> dict:
 
 def select_outputs(kind: str, outputs: dict) -> dict:
     """The outputs a kind's file has, from the Keras model's output dict."""
-    chosen = {name: outputs[name] for name in OUTPUTS[kind]}
+    chosen = {name: outputs[name] for name in KINDS[kind].litert_outputs}
     if kind == "regression":
         chosen["predictions"] = tf.reshape(chosen["predictions"], [-1, 1])
     return {k: tf.cast(v, tf.int32) if v.dtype.is_integer else v for k, v in chosen.items()}
@@ -282,7 +243,7 @@ def _takes_pairs(model, kind, text_pair, task_library, text_input) -> bool:
     """A classifier of pairs (text_pair=True, or a Keras text model made with text_pair), which
     BertNLClassifier cannot feed: task_library=True is refused for its feature-input file."""
     pair = bool(getattr(model, "text_pair", False) if text_pair is None else text_pair)
-    pair = pair and kind in TASK_LIBRARY_CLIENTS
+    pair = pair and KINDS[kind].task_library is not None
     if task_library_arg_requires(task_library) and pair and not text_input:
         raise ValueError(
             "task_library=True: BertNLClassifier feeds one text, and this model takes pairs "
@@ -293,7 +254,7 @@ def _takes_pairs(model, kind, text_pair, task_library, text_input) -> bool:
 
 def _task_library_metadata(data, kind, tokenizer, labels, task_library, max_seq_length):
     """(file bytes, client or None, note): Task Library metadata added where it applies."""
-    client = TASK_LIBRARY_CLIENTS.get(kind)
+    client = KINDS[kind].task_library
     why = None
     if task_library is False:
         return data, None, "no Task Library metadata: task_library=False"

@@ -28,7 +28,8 @@ import tensorflow as tf
 from albert_tf.core import fileio
 from albert_tf.core.native_stderr import quiet_native_stderr
 from albert_tf.deploy.onnx_encoder import fusable_outputs
-from albert_tf.modeling.model_base import ServingSignature, flat_outputs
+from albert_tf.modeling.model_base import flat_outputs
+from albert_tf.modeling.model_kinds import find_kind
 
 MIN_OPSET = 17  # LayerNormalization is a standard op from 17 on; tf2onnx 1.17 writes up to 18
 INPUT_AXES = {"masked_lm_positions": ("batch", "predictions")}  # others: (batch, sequence)
@@ -39,7 +40,7 @@ OPTIMIZER_PACKAGES = ("onnxruntime", "sympy")
 
 def _check_model(model):
     """The one ValueError for a model this export cannot write."""
-    if not isinstance(model, ServingSignature) or not isinstance(model, keras.Model):
+    if find_kind(model) is None:  # every kind has an ids-level signature (modeling.model_kinds)
         raise ValueError(
             f"model: export_onnx writes albert_tf's ids-level models (AlbertModel, "
             f"AlbertClassifier, AlbertTokenClassifier, AlbertSquadV1/V2, AlbertMultipleChoice, "

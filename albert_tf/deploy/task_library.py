@@ -13,7 +13,7 @@ device (tflite-support 0.4.4, its last release; what its C++ reads, `cc/task/tex
   fixed at [1, 384].
 
 The Task Library lowercases ASCII letters only and runs the tokenizer on the raw text: what it
-feeds a model is emulated in `task_library_inputs`.
+feeds a model is emulated in the tests' `tests/deploy/task_library_inputs.py`.
 """
 
 from __future__ import annotations

@@ -18,10 +18,9 @@ from absl import logging
 import sentencepiece as spm
 
 from albert_tf.core import fileio
-from albert_tf.core.config import SIZE_FIELDS, AlbertConfig
+from albert_tf.core.config import CONFIG_FILE, SIZE_FIELDS, AlbertConfig
 from albert_tf.core.errors import InputError
 from albert_tf.drivers.recipes import fit_warmup_to_run
-from albert_tf.engine.run_config import RUN_CONFIG
 from albert_tf.text.vocab_files import read_spm_model
 
 
@@ -177,7 +176,7 @@ def check_run_config(flag, output_dir, config):
         InputError: The folder's albert_config.json (written by the run that made its
             checkpoints) differs in a field that shapes the variables.
     """
-    path = fileio.join(output_dir, RUN_CONFIG)
+    path = fileio.join(output_dir, CONFIG_FILE)  # the config its checkpoints were written with
     if not fileio.isfile(path) or not any(n.endswith(".index") for n in fileio.listdir(output_dir)):
         return
     old = AlbertConfig.from_json_file(path)
@@ -328,7 +327,7 @@ def check_checkpoint(flag, path, config, config_flag="albert_config_file", **kwa
         return None
     if tfhub.source_kind(path) is not None:  # a TF Hub SavedModel, a Model Garden checkpoint
         try:
-            return tfhub.check_fits_config(config, path, config_file=f"--{config_flag}")
+            return tfhub.check_tf2_release_fits_config(config, path, config_file=f"--{config_flag}")
         except InputError as e:
             raise InputError(f"--{flag}: {e}") from None
     try:

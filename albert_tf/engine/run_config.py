@@ -6,8 +6,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-RUN_CONFIG = "albert_config.json"  # the config an output folder's checkpoints were written with
-
 
 @dataclasses.dataclass
 class RunConfig:

@@ -16,6 +16,7 @@ import time
 from typing import Optional
 
 from albert_tf.core import fileio
+from albert_tf.core.config import CONFIG_FILE
 from albert_tf.engine.progress import format_duration
 from albert_tf.engine.results import format_metrics
 
@@ -23,7 +24,7 @@ SUMMARY_FILE = "run_summary.json"
 # what the output folder's other files hold, by name (a pattern: a leading * for a suffix,
 # a trailing * for a prefix), for those of them no step of the run listed itself
 FOLDER_FILES = (
-    ("albert_config.json", "the config its checkpoints are written with"),
+    (CONFIG_FILE, "the config its checkpoints are written with"),
     ("checkpoint", "TensorFlow's list of the checkpoints"),
     ("ckpt-*", "a checkpoint (model + optimizer)"),
     ("*.tf_record", "cached features (the next run reuses them)"),

@@ -22,6 +22,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf.core import fileio
+from albert_tf.core.config import CONFIG_FILE
 from albert_tf.engine import distribute
 from albert_tf.engine.callbacks import (
     CheckpointAndEvaluate,
@@ -32,7 +33,7 @@ from albert_tf.engine.callbacks import (
 from albert_tf.engine.compiling import compile_for_training, single_step_training
 from albert_tf.engine.init_checkpoint import init_from_checkpoint
 from albert_tf.engine.preemption import save_on_sigterm
-from albert_tf.engine.run_config import RUN_CONFIG, RunConfig
+from albert_tf.engine.run_config import RunConfig
 from albert_tf.engine.run_lock import output_dir_lock
 from albert_tf.engine.save_points import SavePoints, restore_latest
 
@@ -231,7 +232,7 @@ def _record_config(model, output_dir):
     (a later run with another config is refused before any work: validation.check_run_config);
     Google's name, so the folder also reads as a release."""
     config = getattr(model, "config", None)
-    path = fileio.join(output_dir, RUN_CONFIG)
+    path = fileio.join(output_dir, CONFIG_FILE)
     if config is not None and hasattr(config, "to_dict") and not fileio.exists(path):
         fileio.write_text(path, json.dumps(config.to_dict(), indent=2) + "\n")
 

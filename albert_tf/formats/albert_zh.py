@@ -104,7 +104,7 @@ def google_names(shapes: dict) -> dict:
     return out
 
 
-def google_view(shapes: dict, read):
+def albert_zh_view(shapes: dict, read):
     """Give a brightmart checkpoint's tensors under Google's names.
 
     Args:

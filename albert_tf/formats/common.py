@@ -1,7 +1,7 @@
 """Helpers shared by the keras-hub and Hugging Face formats.
 
 They rename Google's variable names by rules, reshape tensors between layouts, describe what an
-export wrote (`ExportReport`) and find the tokenizer files a model folder holds.
+export wrote (`ExportReport`); `release_folder` finds the files a model folder holds.
 """
 
 from __future__ import annotations
@@ -13,9 +13,6 @@ import numpy as np
 
 from albert_tf.core import fileio
 from albert_tf.text.vocab_files import read_spm_model
-
-# Where each format keeps its SentencePiece model, relative to its folder.
-SPM_FILES = ("spiece.model", "assets/tokenizer/vocabulary.spm", "30k-clean.model", "spm.model")
 
 
 @dataclasses.dataclass
@@ -86,101 +83,6 @@ def reshape_checked(value, shape, what):
     if value.size != int(np.prod(shape)):
         raise ValueError(f"{what}: cannot reshape {list(value.shape)} to {list(shape)}")
     return value.reshape(shape)
-
-
-def find_spm_model(folder) -> str | None:
-    """Find the SentencePiece model inside a model folder.
-
-    The file names of every supported format are tried in turn: `spiece.model` (Hugging Face),
-    `assets/tokenizer/vocabulary.spm` (keras-hub), `30k-clean.model` (Google's releases) and
-    `spm.model`; then a TF Hub SavedModel's `assets/*.model`.
-
-    Args:
-        folder: str or None. The model folder.
-
-    Returns:
-        str or None. The path of the SentencePiece model, or None when `folder` is None, not a
-        folder, or holds none.
-
-    Example:
-
-    >>> from albert_tf.formats.common import find_spm_model
-    >>> find_spm_model("tests/data/fixtures/albert_tiny")
-    'tests/data/fixtures/albert_tiny/30k-clean.model'
-    """
-    if folder is None or not fileio.isdir(folder):
-        return None
-    for name in SPM_FILES:
-        path = fileio.join(folder, name)
-        if fileio.isfile(path):
-            return path
-    assets = fileio.join(folder, "assets")
-    if fileio.isfile(fileio.join(folder, "saved_model.pb")) and fileio.isdir(assets):
-        models = sorted(n for n in fileio.listdir(assets) if n.endswith(".model"))
-        if models:
-            return fileio.join(assets, models[0])
-    return None
-
-
-VOCAB_FILES = ("vocab_chinese.txt", "vocab.txt")  # Google's Chinese releases, brightmart's
-
-
-def find_vocab_file(folder) -> str | None:
-    """Find the WordPiece vocabulary inside a model folder.
-
-    Google's Chinese releases name it `vocab_chinese.txt`, brightmart's `vocab.txt`.
-
-    Args:
-        folder: str or None. The model folder.
-
-    Returns:
-        str or None. The path of the vocabulary file, or None when there is none.
-    """
-    if folder is None or not fileio.isdir(folder):
-        return None
-    for name in VOCAB_FILES:
-        path = fileio.join(folder, name)
-        if fileio.isfile(path):
-            return path
-    return None
-
-
-def find_tokenizer(folder, spm_model_file=None, vocab_file=None):
-    """Choose a model's tokenizer files: those given, else those found in its folder.
-
-    When neither file is given, the folder's SentencePiece model is used, else its WordPiece
-    vocabulary.
-
-    Args:
-        folder: str or None. The model folder to search.
-        spm_model_file: str or None. A SentencePiece model chosen by the caller. Defaults to
-            None.
-        vocab_file: str or None. A WordPiece vocabulary chosen by the caller. Defaults to
-            None.
-
-    Returns:
-        tuple `(spm_model_file, vocab_file)`; at least one of them is not None.
-
-    Raises:
-        ValueError: when none is given and the folder holds neither kind of file.
-
-    Example:
-
-    >>> from albert_tf.formats.common import find_tokenizer
-    >>> find_tokenizer("tests/data/fixtures/albert_tiny")
-    ('tests/data/fixtures/albert_tiny/30k-clean.model', None)
-    """
-    if spm_model_file or vocab_file:
-        return spm_model_file, vocab_file
-    spm = find_spm_model(folder)
-    vocab = None if spm else find_vocab_file(folder)
-    if not (spm or vocab):
-        raise ValueError(
-            f"no tokenizer in {folder}: no SentencePiece model ({', '.join(SPM_FILES)}) "
-            f"and no WordPiece vocabulary ({', '.join(VOCAB_FILES)}); give "
-            "spm_model_file= or vocab_file="
-        )
-    return spm, vocab
 
 
 def copy_spm_model(spm_model_file, folder, name):

@@ -29,6 +29,7 @@ from albert_tf.formats.hf_tokenizer import tokenizer_json
 from albert_tf.formats.huggingface_config import config_from_hf, hf_config, model_for_hf_config
 from albert_tf.formats.tf1 import assign_google_named
 from albert_tf.modeling.albert_model import AlbertPretrainer
+from albert_tf.modeling.model_kinds import HUGGINGFACE_MASKED_LM, get_kind
 from albert_tf.modeling.names import original_variable_map
 
 WEIGHTS_FILE = "model.safetensors"
@@ -219,7 +220,8 @@ def export_huggingface(model, folder, spm_model_file=None, *, exclude=()) -> Exp
         del tensors[hf_name(google)]
     if excluded and isinstance(model, AlbertPretrainer):
         has_mlm = "predictions.bias" in tensors
-        config["architectures"] = ["AlbertForMaskedLM" if has_mlm else "AlbertModel"]
+        encoder = get_kind("encoder").huggingface
+        config["architectures"] = [HUGGINGFACE_MASKED_LM if has_mlm else encoder]
     left_out = sorted(left_out + excluded)
     config_path = fileio.join(folder, "config.json")
     fileio.remove(config_path)  # written last: a reader never pairs an old config with new weights

@@ -7,13 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from albert_tf.core.config import SIZE_FIELDS, AlbertConfig
-from albert_tf.modeling.albert_model import AlbertModel, AlbertPretrainer
-from albert_tf.modeling.finetuning_models import (
-    AlbertClassifier,
-    AlbertMultipleChoice,
-    AlbertTokenClassifier,
-)
-from albert_tf.modeling.squad_models import AlbertSquadV1
+from albert_tf.modeling.model_kinds import get_kind, kind_for_huggingface, kind_of
 
 ACT_TO_HF = {
     "gelu": "gelu_new",
@@ -44,39 +38,23 @@ SHARED_KEYS = (
 
 
 def _architecture(model):
-    """(transformers architecture, extra config keys) of an albert_tf model."""
-    if isinstance(model, AlbertPretrainer):
-        return "AlbertForPreTraining", {}
-    if isinstance(model, AlbertTokenClassifier):
+    """(transformers architecture, extra config keys) of an albert_tf model (its kind's
+    `huggingface` name; a kind transformers has no class for is written as its encoder)."""
+    kind = kind_of(model)
+    extra = {}
+    if kind.sized_by_head:
         labels = getattr(model, "label_names", None) or [
             f"LABEL_{i}" for i in range(model.num_labels)
         ]
-        return "AlbertForTokenClassification", {
-            "id2label": {str(i): name for i, name in enumerate(labels)},
-            "label2id": {name: i for i, name in enumerate(labels)},
-            "classifier_dropout_prob": model.dropout_prob,
-        }
-    if isinstance(model, AlbertClassifier):
-        labels = getattr(model, "label_names", None) or [
-            f"LABEL_{i}" for i in range(model.num_labels)
-        ]
-        extra = {
-            "id2label": {str(i): name for i, name in enumerate(labels)},
-            "label2id": {name: i for i, name in enumerate(labels)},
-            "classifier_dropout_prob": model.dropout_prob,
-        }
-        if model.is_regression:
-            extra["problem_type"] = "regression"
-        elif getattr(model, "multi_label", False):
-            extra["problem_type"] = "multi_label_classification"
-        return "AlbertForSequenceClassification", extra
-    if isinstance(model, AlbertMultipleChoice):
-        return "AlbertForMultipleChoice", {"classifier_dropout_prob": model.dropout_prob}
-    if isinstance(model, AlbertSquadV1):
-        return "AlbertForQuestionAnswering", {}
-    if isinstance(model, AlbertModel):
+        extra["id2label"] = {str(i): name for i, name in enumerate(labels)}
+        extra["label2id"] = {name: i for i, name in enumerate(labels)}
+    if kind.pooled:
+        extra["classifier_dropout_prob"] = model.dropout_prob
+    if kind.huggingface_problem_type is not None:
+        extra["problem_type"] = kind.huggingface_problem_type
+    if kind.huggingface is None:
         return "AlbertModel", {}
-    return "AlbertModel", {}  # a task model whose head transformers has no class for
+    return kind.huggingface, extra
 
 
 def hf_config(model) -> dict:
@@ -189,7 +167,9 @@ def model_for_hf_config(data: dict, config):
     `AlbertForPreTraining` and `AlbertForMaskedLM` give an AlbertPretrainer,
     `AlbertForSequenceClassification` an AlbertClassifier, `AlbertForMultipleChoice` an
     AlbertMultipleChoice, `AlbertForTokenClassification` an AlbertTokenClassifier and
-    `AlbertForQuestionAnswering` (two labels) an AlbertSquadV1; anything else an AlbertModel.
+    `AlbertForQuestionAnswering` (two labels) an AlbertSquadV1 (`modeling.model_kinds` holds
+    these names); an architecture albert_tf has no class for gives an AlbertModel (the
+    encoder: the loader reports the head's tensors as unused).
 
     Args:
         data: dict. The parsed `config.json` (for `architectures`, labels, dropout).
@@ -199,27 +179,17 @@ def model_for_hf_config(data: dict, config):
         The new albert_tf model (randomly initialized).
     """
     arch = (data.get("architectures") or ["AlbertModel"])[0]
-    dropout = data.get("classifier_dropout_prob", 0.1)
-    if arch in ("AlbertForPreTraining", "AlbertForMaskedLM"):
-        return AlbertPretrainer(config)
-    if arch == "AlbertForSequenceClassification":
-        n = _num_labels(data)
-        regression = data.get("problem_type") == "regression" or n == 1
-        multi = data.get("problem_type") == "multi_label_classification"
-        return AlbertClassifier(
-            config,
-            n,
-            dropout_prob=dropout,
-            is_regression=regression,
-            multi_label=multi,
-            label_names=None if regression else _label_names(data, n),
-        )
-    if arch == "AlbertForMultipleChoice":
-        return AlbertMultipleChoice(config, dropout_prob=dropout)
-    if arch == "AlbertForTokenClassification":
-        n = _num_labels(data)
+    n = _num_labels(data)
+    kind = kind_for_huggingface(arch, data.get("problem_type"), n)
+    if kind is None:  # a head albert_tf has no class for: its encoder, the head's tensors unused
+        kind = get_kind("encoder")
+    kwargs = {}
+    if kind.pooled:
+        kwargs["dropout_prob"] = data.get("classifier_dropout_prob", 0.1)
+    if not kind.sized_by_head:
+        return kind.build(config, **kwargs)
+    if kind.name == "token_classifier":
         names = [data["id2label"][str(i)] for i in range(n)] if data.get("id2label") else None
-        return AlbertTokenClassifier(config, n, dropout_prob=dropout, label_names=names)
-    if arch == "AlbertForQuestionAnswering" and _num_labels(data) == 2:
-        return AlbertSquadV1(config)
-    return AlbertModel(config)
+    else:
+        names = None if kind.name == "regression" else _label_names(data, n)
+    return kind.build(config, n, label_names=names, **kwargs)

@@ -28,7 +28,7 @@ from albert_tf.formats.common import (
     reshape_checked,
 )
 from albert_tf.formats.tf1 import assign_google_named
-from albert_tf.modeling.albert_model import AlbertModel, AlbertPretrainer
+from albert_tf.modeling.model_kinds import get_kind
 from albert_tf.modeling.names import encoder_variable_map, original_variable_map
 from albert_tf.text.vocab_files import read_spm_model
 
@@ -368,7 +368,7 @@ def _read_source(source):
         raise FileNotFoundError(f"not a keras-hub preset folder (no keras-hub config.json): {path}")
     kind = (
         keras_hub.models.AlbertMaskedLM
-        if _task_class(path) == "AlbertMaskedLM"
+        if _task_class(path) == get_kind("pretrainer").keras_hub
         else keras_hub.models.AlbertBackbone
     )
     with fileio.local_folder_copy(path) as local:  # keras-hub reads local folders
@@ -424,7 +424,7 @@ def load_keras_hub(source, model=None):
     backbone, holder, label = _read_source(source)
     if model is None:
         config = config_from_backbone(backbone)
-        model = AlbertPretrainer(config) if holder is not backbone else AlbertModel(config)
+        model = get_kind("pretrainer" if holder is not backbone else "encoder").build(config)
     variables = _backbone_variables(holder)
     albert = model if hasattr(model, "embedding") else model.albert
     expected = {}

@@ -20,17 +20,16 @@ shared block, the pooler. A pretrainer checkpoint stores the word table once, as
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from typing import Callable, Optional
 
 import numpy as np
 
-from albert_tf.core import fileio
 from albert_tf.core.config import AlbertConfig
 from albert_tf.core.errors import InputError
+from albert_tf.core.saved_model_proto import checkpoint_reader
 from albert_tf.formats.common import rename
-from albert_tf.formats.tf1 import checkpoint_reader, resolve_checkpoint_path
+from albert_tf.formats.tf1 import resolve_checkpoint_path
 
 WORD = "bert/embeddings/word_embeddings"
 POSITION = "bert/embeddings/position_embeddings"
@@ -134,7 +133,7 @@ class GoogleView:
     num_heads: Optional[int]
 
 
-def google_view(source, names: dict, read_source, rules, ignored=()) -> GoogleView:
+def renamed_view(source, names: dict, read_source, rules, ignored=()) -> GoogleView:
     """The GoogleView of `names` (source name → shape) renamed by `rules`; the first source name
     (sorted, `encoder/` before `masked_lm/`) that maps to a Google name wins."""
     shapes, back, unused, heads = {}, {}, [], None
@@ -190,7 +189,7 @@ def config_from_view(view: GoogleView, num_layers: int, hidden_act: str = "gelu"
     )
 
 
-def check_config_fits(config: AlbertConfig, view: GoogleView, config_file: str):
+def check_view_fits_config(config: AlbertConfig, view: GoogleView, config_file: str):
     """The head count and the block layout of a given config against the source; shapes are
     checked when the weights are assigned."""
     if view.num_heads is not None and config.num_attention_heads != view.num_heads:
@@ -233,14 +232,8 @@ def checkpoint_view(path) -> GoogleView:
     if not blocks:
         raise InputError(f"checkpoint {prefix} holds no Model Garden ALBERT encoder block")
     names = {k: tuple(raw[v]) for k, v in keys.items()}
-    view = google_view(
+    view = renamed_view(
         prefix, names, lambda k: reader.get_tensor(keys[k]), checkpoint_rules(blocks[0]), ignored
     )
     check_is_albert(view, f"checkpoint {prefix}")
     return view
-
-
-def folder_of(path) -> str:
-    """The folder a source lives in (itself for a folder)."""
-    path = os.fspath(path)
-    return path if fileio.is_folder(path) else fileio.dirname(fileio.abspath(path))

@@ -17,6 +17,7 @@ import tensorflow as tf
 
 from albert_tf.core import fileio
 from albert_tf.core.errors import InputError
+from albert_tf.core.saved_model_proto import checkpoint_reader
 from albert_tf.formats import albert_zh
 from albert_tf.modeling.names import (  # noqa: F401  (re-exported: the converters' view)
     encoder_variable_map,
@@ -27,6 +28,7 @@ from albert_tf.modeling.names import (  # noqa: F401  (re-exported: the converte
 _OPTIMIZER_SLOT = re.compile(r"/(adam_m|adam_v|lamb_m|lamb_v|Momentum|Adam|Adam_1)$")
 _NOT_WEIGHTS = re.compile(r"(^|/)(global_step|beta1_power|beta2_power|good_steps|loss_scale)$")
 _HUB_PREFIX = "module/"
+BEST_CHECKPOINT = "model.ckpt-best"  # a release's checkpoint, and a driver run's best
 
 
 # ---- loading --------------------------------------------------------------------------------
@@ -141,7 +143,7 @@ def resolve_checkpoint_path(path) -> str:
         latest = tf.train.latest_checkpoint(path)
         if latest and fileio.exists(latest + ".index"):
             return latest
-        best = fileio.join(path, "model.ckpt-best")
+        best = fileio.join(path, BEST_CHECKPOINT)
         if fileio.exists(best + ".index"):
             return best
         only = [n for n in fileio.listdir(path) if n.endswith(".index")]
@@ -152,20 +154,6 @@ def resolve_checkpoint_path(path) -> str:
             + (f" (it holds {len(only)}: name one)" if only else "")
         )
     raise FileNotFoundError(f"TF checkpoint not found: {prefix} (no {prefix}.index)")
-
-
-def checkpoint_reader(path):
-    """Open a TF1 or object-based checkpoint for reading, on any filesystem.
-
-    Unlike `tf.train.load_checkpoint`, this reader needs no `checkpoint` file on ram://.
-
-    Args:
-        path: str or path-like. The checkpoint prefix.
-
-    Returns:
-        A `CheckpointReader` with `get_variable_to_shape_map()` and `get_tensor(name)`.
-    """
-    return tf.compat.v1.train.NewCheckpointReader(os.fspath(path))
 
 
 def _name_prefix(shapes) -> str:
@@ -213,7 +201,7 @@ def google_view(path, reader=None):
             "Google's ALBERT layout nor brightmart/albert_zh's: it is not an ALBERT"
         )
     if albert_zh.is_brightmart(view):
-        view, read = albert_zh.google_view(view, read)
+        view, read = albert_zh.albert_zh_view(view, read)
     return view, read, ignored
 
 

@@ -5,7 +5,7 @@ SavedModels `export_tfhub` (formats/tfhub_export.py) writes.
 
 The weights are read without running anything and without tf_keras or tf-models-official:
 a SavedModel's variables by their Keras names from `saved_model.pb` and `variables/`
-(formats/saved_model_proto.py), a checkpoint's by its keys; formats/model_garden.py renames
+(core/saved_model_proto.py), a checkpoint's by its keys; formats/model_garden.py renames
 both to Google's names. The config comes, in this order, from `albert_config_file`, an
 `albert_config.json` in the folder, the one an albert_tf export carries in `assets/`, else from
 the source itself: vocabulary, E, H, FFN, positions and type vocabulary from the tensor shapes,
@@ -24,19 +24,18 @@ import dataclasses
 import os
 
 from albert_tf.core import fileio
-from albert_tf.core.config import AlbertConfig
+from albert_tf.core.config import CONFIG_FILE, AlbertConfig
 from albert_tf.core.errors import InputError
-from albert_tf.formats import model_garden as mg
-from albert_tf.formats.saved_model_proto import (
+from albert_tf.core.saved_model_proto import (
     is_saved_model,
     read_saved_model,
     saved_variables,
 )
+from albert_tf.formats import model_garden as mg
 from albert_tf.formats.tf1 import assign_google_named, check_shapes_fit
 from albert_tf.modeling.albert_model import AlbertModel, AlbertPretrainer
 
-CONFIG_FILE = "albert_config.json"
-ASSET_CONFIG = "assets/albert_config.json"  # albert_tf's own exports carry their config
+ASSET_CONFIG = f"assets/{CONFIG_FILE}"  # albert_tf's own exports carry their config
 OWN_VARIABLES = "albert_variables"  # an albert_tf export's {Google name: variable} attribute
 ORIGINS = {"tfhub": "the TF Hub SavedModel", "model_garden": "the Model Garden TF2 checkpoint"}
 
@@ -80,7 +79,7 @@ def _saved_model_view(path):
     own = OWN_VARIABLES in children
     variables = saved_variables(saved, named_by=OWN_VARIABLES if own else None)
     rules = (("(.+)", r"\1"),) if own else mg.SAVED_MODEL_RULES
-    view = mg.google_view(path, variables.shapes, variables.read, rules)
+    view = mg.renamed_view(path, variables.shapes, variables.read, rules)
     mg.check_is_albert(view, f"SavedModel {path}")
     has_mlm = "mlm_logits" in saved.call_outputs("mlm")
     return view, has_mlm, saved
@@ -97,7 +96,7 @@ def _activation(saved) -> tuple:
 
 def _given_config(path, albert_config_file):
     """(AlbertConfig, its file) given or found in the folder, else (None, None)."""
-    folder = mg.folder_of(path)
+    folder = fileio.folder_of(path)
     candidates = [albert_config_file] if albert_config_file else []
     candidates += [fileio.join(folder, CONFIG_FILE), fileio.join(folder, ASSET_CONFIG)]
     for candidate in candidates:
@@ -124,7 +123,7 @@ def read_source(path, albert_config_file=None, model_config=None) -> TfHubSource
         view, has_mlm, saved = mg.checkpoint_view(path), None, None
         has_mlm = "cls/predictions/output_bias" in view.shapes
     if config is not None:
-        mg.check_config_fits(config, view, config_file)
+        mg.check_view_fits_config(config, view, config_file)
         config_note = f"config from {config_file}"
     elif saved is None:
         raise InputError(
@@ -218,7 +217,7 @@ def load_tfhub(path, model=None, *, albert_config_file=None):
         model = (AlbertPretrainer if source.has_mlm else AlbertModel)(source.config)
         notes.insert(0, source.config_note)
     else:
-        mg.check_config_fits(model.config, source.view, "the model's config")
+        mg.check_view_fits_config(model.config, source.view, "the model's config")
     view = source.view
     report = assign_google_named(
         model, view.shapes, view.read, view.source, ignored=view.ignored, require_encoder=True
@@ -228,11 +227,11 @@ def load_tfhub(path, model=None, *, albert_config_file=None):
     return model, report
 
 
-def check_fits_config(config, path, config_file="the config"):
+def check_tf2_release_fits_config(config, path, config_file="the config"):
     """InputError unless a TF2 source holds every encoder variable `config` gives, with the
     shapes and the head count it gives them (read from the index, no model is built)."""
     path = os.fspath(path)
     view = _saved_model_view(path)[0] if is_saved_model(path) else mg.checkpoint_view(path)
-    mg.check_config_fits(config, view, config_file)
+    mg.check_view_fits_config(config, view, config_file)
     check_shapes_fit(config, view.shapes, view.source, config_file)
     return view.source

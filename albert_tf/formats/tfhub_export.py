@@ -22,8 +22,9 @@ import os
 import tensorflow as tf
 
 from albert_tf.core import fileio
+from albert_tf.core.config import CONFIG_FILE
 from albert_tf.formats.common import ExportReport
-from albert_tf.formats.tfhub import CONFIG_FILE, OWN_VARIABLES
+from albert_tf.formats.tfhub import OWN_VARIABLES
 from albert_tf.modeling.names import (
     encoder_variable_map,
     mlm_head_variable_map,

@@ -18,7 +18,7 @@ from typing import List, Sequence
 import numpy as np
 
 from albert_tf.core import fileio
-from albert_tf.formats.common import find_tokenizer
+from albert_tf.formats.release_folder import config_file_of, tokenizer_files
 from albert_tf.interop.model_files import read_model
 from albert_tf.text.encoding import TextEncoder
 from albert_tf.text.packing import pack_ids
@@ -77,14 +77,8 @@ def load_pretrained(
     source = init_checkpoint or model_dir
     if source is None:
         raise ValueError("give a model folder or init_checkpoint= (with albert_config_file=)")
-    config_file = albert_config_file
-    if (
-        config_file is None
-        and model_dir
-        and fileio.isfile(fileio.join(model_dir, "albert_config.json"))
-    ):
-        config_file = fileio.join(model_dir, "albert_config.json")
-    spm_model_file, vocab_file = find_tokenizer(model_dir, spm_model_file, vocab_file)
+    config_file = config_file_of(model_dir, albert_config_file)
+    spm_model_file, vocab_file = tokenizer_files(model_dir, spm_model_file, vocab_file)
     model, _ = read_model(os.fspath(source), config_file)
     return model, TextEncoder.from_files(spm_model_file, vocab_file, do_lower_case)
 

@@ -20,15 +20,15 @@ import json
 import os
 
 from albert_tf.core import fileio
-from albert_tf.core.config import AlbertConfig
+from albert_tf.core.config import CONFIG_FILE, AlbertConfig
 from albert_tf.core.errors import InputError
-from albert_tf.formats.common import find_spm_model
+from albert_tf.formats.release_folder import config_file_of, find_spm_model
 from albert_tf.interop.keras_files import load_model
+from albert_tf.modeling.model_kinds import MODEL_KINDS, get_kind
 from albert_tf.modeling.names import original_variable_map
 
 FORMATS = ("tf1", "keras", "keras_hub", "huggingface", "tfhub", "onnx")  # what is written
 SPM_FORMATS = ("keras_hub", "huggingface", "tfhub")  # outputs that carry the tokenizer
-CONFIG_FILE = "albert_config.json"
 
 
 def _is_keras(path):
@@ -40,16 +40,26 @@ def build_model(config, kind):
 
     Args:
         config: `AlbertConfig`. The model's configuration.
-        kind: str or None. "encoder" for an `AlbertModel`; None or "pretrainer" for an
-            `AlbertPretrainer` (any other value also gives an `AlbertModel`).
+        kind: str or None. A model kind (`albert_tf.modeling.model_kinds.MODEL_KINDS`); None
+            for an `AlbertPretrainer`.
 
     Returns:
         The new, randomly initialized model.
-    """
-    # deferred: keeps TensorFlow off this module's import
-    from albert_tf.modeling.albert_model import AlbertModel, AlbertPretrainer
 
-    return AlbertPretrainer(config) if kind in (None, "pretrainer") else AlbertModel(config)
+    Raises:
+        InputError: An unknown kind, or a kind sized by its head (the input holds no head to
+            size it by).
+    """
+    kind = "pretrainer" if kind is None else kind
+    if kind not in MODEL_KINDS:
+        raise InputError(f"model_kind {kind!r} is unknown; use one of {', '.join(MODEL_KINDS)}")
+    spec = get_kind(kind)
+    if spec.sized_by_head:
+        raise InputError(
+            f"model_kind {kind}: the input holds no task head to size it by; use model_kind "
+            "pretrainer or encoder"
+        )
+    return spec.build(config)
 
 
 # ---- detection ----------------------------------------------------------------------------------
@@ -97,7 +107,7 @@ def detect_format(path) -> str:
     if kind is not None:
         return kind
     if not fileio.exists(path) and not fileio.glob(path + ".*"):  # nor a checkpoint prefix
-        raise FileNotFoundError(f"--input {path}: no such file or folder")
+        raise FileNotFoundError(f"input_path {path}: no such file or folder")
     try:
         resolve_checkpoint_path(path)
     except FileNotFoundError:
@@ -109,19 +119,13 @@ def detect_format(path) -> str:
     return "tf1"
 
 
-def _input_folder(path):
-    return path if fileio.isdir(path) else fileio.dirname(fileio.abspath(path))
-
-
 def _config_for(path, albert_config_file):
     """Read the AlbertConfig from albert_config_file, else from albert_config.json beside
-    `path`."""
-    if albert_config_file is None:
-        beside = fileio.join(_input_folder(path), CONFIG_FILE)
-        if not fileio.isfile(beside):
-            raise ValueError(f"input_path {path} carries no config: pass albert_config_file")
-        albert_config_file = beside
-    return AlbertConfig.from_json_file(albert_config_file)
+    `path` (`release_folder.config_file_of`)."""
+    config_file = config_file_of(path, albert_config_file)
+    if config_file is None:
+        raise ValueError(f"input_path {path} carries no config: pass albert_config_file")
+    return AlbertConfig.from_json_file(config_file)
 
 
 # ---- reading --------------------------------------------------------------------------------
@@ -133,7 +137,7 @@ def read_model(path, config_file=None, model_kind=None, require_encoder=True):
     (or a checkpoint in it) the fine-tuned model its run_summary.json names, with its head; a
     release the AlbertPretrainer (AlbertModel without pretraining heads); a SQuAD head its
     SQuAD model. A pooled task head (`output_weights`) says not which task it is: without a run
-    summary, `model_kind` must say (see `albert_tf.interop.task_heads.MODEL_KINDS`).
+    summary, `model_kind` must say (see `albert_tf.modeling.model_kinds.MODEL_KINDS`).
     A `.weights.h5` input gives an AlbertPretrainer unless `model_kind` says otherwise.
 
     Args:
@@ -343,7 +347,7 @@ def _without(report, untrained):
 
 
 def _default_spm(input_path):
-    return find_spm_model(_input_folder(os.fspath(input_path)))
+    return find_spm_model(fileio.folder_of(os.fspath(input_path)))
 
 
 # The pretraining heads: an input may lack them (TF2 releases have no sentence-order head) and a

@@ -15,39 +15,25 @@ import tensorflow as tf
 
 from albert_tf.core import fileio
 from albert_tf.core.errors import InputError
+from albert_tf.core.saved_model_proto import checkpoint_reader
 from albert_tf.engine.run_summary import SUMMARY_FILE, read_run_summary
 from albert_tf.formats.common import rename
 from albert_tf.formats.huggingface import hf_state
 from albert_tf.formats.keras_hub import RULES as KERAS_HUB_RULES
 from albert_tf.formats.tf1 import (
+    BEST_CHECKPOINT,
     LoadReport,
-    checkpoint_reader,
     load_original_checkpoint,
     resolve_checkpoint_path,
 )
-from albert_tf.interop.model_kinds import MODEL_KINDS, POOLED_KINDS
-from albert_tf.modeling.albert_model import AlbertModel, AlbertPretrainer
-from albert_tf.modeling.finetuning_models import (
-    AlbertClassifier,
-    AlbertMultipleChoice,
-    AlbertTokenClassifier,
+from albert_tf.modeling.model_kinds import (
+    KINDS,
+    MODEL_KINDS,
+    POOLED_KINDS,
+    kinds_holding,
+    model_classes,
 )
 from albert_tf.modeling.names import original_variable_map
-from albert_tf.modeling.squad_models import AlbertSquadV1, AlbertSquadV2
-
-_CLASSES = {
-    cls.__name__: cls
-    for cls in (
-        AlbertModel,
-        AlbertPretrainer,
-        AlbertClassifier,
-        AlbertTokenClassifier,
-        AlbertMultipleChoice,
-        AlbertSquadV1,
-        AlbertSquadV2,
-    )
-}
-BEST_CHECKPOINT = "model.ckpt-best"
 
 
 def run_folder_of(path) -> Optional[str]:
@@ -105,7 +91,7 @@ def model_from_run(folder):
     """
     summary = read_run_summary(folder) or {}
     spec = summary.get("model") or {}
-    cls = _CLASSES.get(spec.get("class"))
+    cls = model_classes().get(spec.get("class"))
     if cls is None or not spec.get("config"):
         raise InputError(
             f"input_path {folder}: {SUMMARY_FILE} names no model albert_tf can rebuild "
@@ -144,16 +130,9 @@ def head_kind(checkpoint) -> str:
         "squad_v1", "squad_v2", "pooled" (a fine-tuned pooled head: which task is unknown),
         "pretrainer" (MLM or SOP head) or "encoder" (no head).
     """
-    names = set(checkpoint_reader(resolve_checkpoint_path(checkpoint)).get_variable_to_shape_map())
-    if "cls/squad/output_weights" in names:
-        return "squad_v1"
-    if any(n.startswith("start_logits/") for n in names):
-        return "squad_v2"
-    if "output_weights" in names:
-        return "pooled"
-    if any(n.startswith("cls/") for n in names):
-        return "pretrainer"
-    return "encoder"
+    names = checkpoint_reader(resolve_checkpoint_path(checkpoint)).get_variable_to_shape_map()
+    kinds = kinds_holding(names)
+    return "pooled" if len(kinds) > 1 else kinds[0]
 
 
 def model_for_kind(kind: str, config, checkpoint=None):
@@ -173,27 +152,15 @@ def model_for_kind(kind: str, config, checkpoint=None):
     """
     if kind not in MODEL_KINDS:
         raise InputError(f"model_kind {kind!r} is unknown; use one of {', '.join(MODEL_KINDS)}")
-    if kind in ("pretrainer", "encoder", "squad_v1", "squad_v2"):
-        cls = {
-            "pretrainer": AlbertPretrainer,
-            "encoder": AlbertModel,
-            "squad_v1": AlbertSquadV1,
-            "squad_v2": AlbertSquadV2,
-        }[kind]
-        return cls(config)
+    spec = KINDS[kind]
+    if not spec.pooled:
+        return spec.build(config)
     shape = pooled_head_shape(checkpoint) if checkpoint is not None else None
     if shape is None:
         raise InputError(
             f"model_kind {kind}: the input holds no task head (no output_weights) to convert"
         )
-    n = shape[0]
-    if kind == "multiple_choice":
-        return AlbertMultipleChoice(config)
-    if kind == "token_classifier":
-        return AlbertTokenClassifier(config, n)
-    return AlbertClassifier(
-        config, n, is_regression=kind == "regression", multi_label=kind == "multi_label"
-    )
+    return spec.build(config, shape[0] if spec.sized_by_head else None)
 
 
 def ambiguous_head_error(checkpoint) -> InputError:

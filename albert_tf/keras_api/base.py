@@ -16,55 +16,33 @@ import keras
 import tensorflow as tf
 
 from albert_tf.core import fileio
-from albert_tf.core.config import AlbertConfig
 from albert_tf.core.errors import InputError
 from albert_tf.engine import optimizers  # noqa: F401  (a compiled .keras file names its optimizer and schedule classes)
 from albert_tf.engine.init_checkpoint import init_from_checkpoint
 from albert_tf.engine.optimizers import create_optimizer
-from albert_tf.formats.common import find_tokenizer
-from albert_tf.formats.tf1 import group_names, resolve_checkpoint_path
-from albert_tf.formats.tfhub import source_kind, tfhub_config
+from albert_tf.formats.release_folder import release_checkpoint, release_config, tokenizer_files
+from albert_tf.formats.tf1 import group_names
 from albert_tf.keras_api import data
 from albert_tf.modeling.padding_free import set_padding_free
-
-CONFIG_NAME = "albert_config.json"
 
 
 def _find_tokenizer(folder, spm_model_file, vocab_file):
     """Returns (spm_model_file, vocab_file): those given, else the release folder's
-    SentencePiece model (30k-clean.model...), else its WordPiece vocabulary (Google's Chinese
-    releases)."""
+    (`release_folder.tokenizer_files`)."""
     for name, given in (("spm_model_file", spm_model_file), ("vocab_file", vocab_file)):
         if given is not None and not fileio.exists(given):  # an spm model may be a TF Hub folder
             raise InputError(f"{name} {given}: no such file")
     try:
-        spm, vocab = find_tokenizer(folder, spm_model_file, vocab_file)
+        spm, vocab = tokenizer_files(folder, spm_model_file, vocab_file)
     except ValueError as e:
         raise InputError(f"from_pretrained: {e}") from None
     return (os.fspath(spm) if spm else None), (os.fspath(vocab) if vocab else None)
 
 
-def _find_config(folder, albert_config_file):
-    """The config given, else the folder's albert_config.json, else (a TF Hub SavedModel or
-    Model Garden checkpoint) the one read off the release."""
-    path = albert_config_file or fileio.join(folder, CONFIG_NAME)
-    if not fileio.isfile(path) and source_kind(folder) is not None:
-        return tfhub_config(folder, albert_config_file)
-    if not fileio.isfile(path):
-        raise InputError(f"{folder}: no {CONFIG_NAME}; pass albert_config_file")
-    return AlbertConfig.from_json_file(path)
-
-
 def _checkpoint_in(folder):
-    """The weights of a release folder: model.ckpt-best, the folder itself when it is a TF Hub
-    SavedModel or holds a Model Garden checkpoint, else its checkpoint."""
-    best = fileio.join(folder, "model.ckpt-best")
-    if fileio.isfile(best + ".index"):
-        return best
-    if source_kind(folder) is not None:
-        return folder
+    """The weights of a release folder (`release_folder.release_checkpoint`)."""
     try:
-        return resolve_checkpoint_path(folder)
+        return release_checkpoint(folder)
     except FileNotFoundError as e:
         raise InputError(f"from_pretrained: {e}") from None
 
@@ -458,7 +436,7 @@ class TextTaskMixin:
             return cls._load_keras(path)
         if not fileio.isdir(path):
             raise InputError(f"from_pretrained: {path} is not a folder or a .keras file")
-        config = _find_config(path, albert_config_file)
+        config = release_config(path, albert_config_file)
         spm, vocab = _find_tokenizer(path, spm_model_file, vocab_file)
         split = {k: model_args.pop(k) for k in cls.preprocessor_args if k in model_args}
         split = _fitting_lengths(cls, split, config.max_position_embeddings)

@@ -22,7 +22,7 @@ import zlib
 from absl import logging
 
 from albert_tf.core import fileio
-from albert_tf.core.config import AlbertConfig
+from albert_tf.core.config import CONFIG_FILE, AlbertConfig
 from albert_tf.core.fileio import write_text_atomic
 from albert_tf.engine.compiling import compile_for_inference
 from albert_tf.engine.save_points import BEST_CHECKPOINT, EVAL_HISTORY
@@ -384,7 +384,7 @@ def run_demo(output_dir="demo_output", **overrides) -> dict:
     started, cpu_started = time.time(), time.process_time()
     data = build_demo_data(output_dir, opts)
     config = AlbertConfig(vocab_size=opts["vocab_size"], **{**DEMO_MODEL, **model_overrides})
-    config.to_json_file(fileio.join(output_dir, "albert_config.json"))
+    config.to_json_file(fileio.join(output_dir, CONFIG_FILE))
     model_dir = fileio.join(output_dir, "model")
     popts = _options(data, opts, model_dir)
     print(
@@ -423,7 +423,7 @@ def run_demo(output_dir="demo_output", **overrides) -> dict:
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "jit_compile": opts["jit_compile"],
         "output_dir": output_dir,
-        "config": fileio.join(output_dir, "albert_config.json"),
+        "config": fileio.join(output_dir, CONFIG_FILE),
         "spm_model": data["spm"],
         "plot": png,
         "tensorboard": model_dir,

@@ -290,7 +290,7 @@ def load_saved_model(path):
     return tf.saved_model.load(latest_export(path))
 
 
-def exporter(export, task, export_dir):
+def saved_model_exporter(export, task, export_dir):
     """Makes the engine's `export_fn` for a task's export function.
 
     Args:

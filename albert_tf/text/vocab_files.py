@@ -48,7 +48,7 @@ def read_spm_model(path) -> bytes:
 
 def _saved_model_spm(folder: str) -> bytes:
     # deferred: reading a SavedModel imports TensorFlow, which a tokenizer of a file never needs
-    from albert_tf.formats.saved_model_proto import is_saved_model, read_saved_model
+    from albert_tf.core.saved_model_proto import is_saved_model, read_saved_model
 
     if not is_saved_model(folder):
         raise ValueError(

@@ -8,12 +8,12 @@ from deploy_helpers import CONFIG, SPM, random_features, run_tasklib
 import numpy as np
 import pytest
 import sentencepiece as spm
+from task_library_inputs import classifier_inputs, qa_answers, qa_inputs
 
 import albert_tf
 from albert_tf import AlbertConfig, export_litert
 from albert_tf.core import fileio
 from albert_tf.deploy.spm_normalizer import preprocessing_model
-from albert_tf.deploy.task_library_inputs import classifier_inputs, qa_answers, qa_inputs
 from albert_tf.text.encoding import TextEncoder
 
 LABELS = ["negative", "neutral", "positive"]

@@ -415,8 +415,8 @@ def test_driver_initialises_from_a_tfhub_folder(tmp_path, data_dir):
 def test_activation_is_read_off_the_graph_ops():
     """A SavedModel without a config: an Erf op is exact GELU, a Relu op relu, else Google's
     tanh GELU (what Model Garden's "gelu" computes; the fixtures' graph has Tanh and Pow)."""
+    from albert_tf.core.saved_model_proto import read_saved_model
     from albert_tf.formats import tfhub
-    from albert_tf.formats.saved_model_proto import read_saved_model
 
     class Ops:
         def __init__(self, ops):

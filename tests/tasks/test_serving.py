@@ -61,8 +61,8 @@ def test_each_export_is_a_new_version_whole_or_not_at_all(tmp_path, monkeypatch)
 
 
 def test_exporter_and_tokenizer_need_their_inputs():
-    assert serving.exporter(lambda m, t, d: d, "task", None) is None
-    assert serving.exporter(lambda m, t, d: (m, t, d), "task", "dir")("model") == (
+    assert serving.saved_model_exporter(lambda m, t, d: d, "task", None) is None
+    assert serving.saved_model_exporter(lambda m, t, d: (m, t, d), "task", "dir")("model") == (
         "model",
         "task",
         "dir",

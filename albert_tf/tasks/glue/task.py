@@ -25,7 +25,7 @@ from albert_tf.tasks.glue.processors import (
 from albert_tf.tasks.glue.serving import export_text_classifier
 from albert_tf.tasks.glue.submission import submission_file_name, write_submission
 from albert_tf.tasks.metrics import best_threshold, multilabel_scores
-from albert_tf.tasks.serving import exporter
+from albert_tf.tasks.serving import saved_model_exporter
 from albert_tf.text.encoding import TextEncoder
 from albert_tf.text.packing import pack_ids
 
@@ -576,7 +576,7 @@ def run_glue(
     >>> os.path.exists(os.path.join(work, "out", "model.ckpt-best.index"))
     True
     """
-    export_fn = export_fn or exporter(export_text_classifier, task, export_dir)
+    export_fn = export_fn or saved_model_exporter(export_text_classifier, task, export_dir)
     return finetuning.run_finetuning(
         task,
         classifier_model_fn(config, task, dropout_prob),

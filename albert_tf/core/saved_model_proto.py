@@ -1,12 +1,17 @@
-"""TensorFlow SavedModel folders read from their protocol buffers, without loading them: the
-variables by name (shape, checkpoint key, value), the output structure of the root `__call__`,
-the child objects of the root, the op types of the graph and the attributes of chosen ops.
+"""TensorFlow's own files read without loading a model: checkpoints (`checkpoint_reader`, on any
+filesystem) and SavedModel folders from their protocol buffers: the variables by name (shape,
+checkpoint key, value), the output structure of the root `__call__`, the child objects of the root,
+the op types of the graph and the attributes of chosen ops.
 
 Nothing is restored or run, so a read takes milliseconds, needs no op library (tf-text's
-SentencePiece ops), and works on SavedModels written by tf_keras (TF Hub / Kaggle releases).
-A variable's name is its `tf.Variable.name` (Keras: the layer path, e.g.
-`transformer/self_attention/query/kernel`); its value is read from `variables/variables` under
-the key the checkpoint's object graph gives the same node.
+SentencePiece ops), and works on SavedModels written by tf_keras (TF Hub / Kaggle releases). A
+variable's name is its `tf.Variable.name` (Keras: the layer path, e.g.
+`transformer/self_attention/query/kernel`); its value is read from `variables/variables` under the
+key the checkpoint's object graph gives the same node.
+
+It sits in `core/` because no ALBERT knowledge is in it and both the tokenizer files
+(`text.vocab_files`: the SentencePiece model of a TF Hub preprocessing SavedModel) and the weight
+formats (`formats/`) read SavedModels.
 """
 
 from __future__ import annotations
@@ -15,15 +20,29 @@ import dataclasses
 import os
 
 from google.protobuf.message import DecodeError
+import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2, trackable_object_graph_pb2
 
 from albert_tf.core import fileio
 from albert_tf.core.errors import InputError
-from albert_tf.formats.tf1 import checkpoint_reader
 
 SAVED_MODEL_FILE = "saved_model.pb"
 VARIABLES_PREFIX = "variables/variables"
 OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
+
+
+def checkpoint_reader(path):
+    """Open a TF1 or object-based checkpoint for reading, on any filesystem.
+
+    Unlike `tf.train.load_checkpoint`, this reader needs no `checkpoint` file on ram://.
+
+    Args:
+        path: str or path-like. The checkpoint prefix.
+
+    Returns:
+        A `CheckpointReader` with `get_variable_to_shape_map()` and `get_tensor(name)`.
+    """
+    return tf.compat.v1.train.NewCheckpointReader(os.fspath(path))
 
 
 def is_saved_model(path) -> bool:
