@@ -52,6 +52,7 @@ from albert_tf.modeling.finetuning_models import (
 )
 from albert_tf.modeling.padding_free import set_padding_free
 from albert_tf.modeling.squad_models import AlbertSquadV1, AlbertSquadV2
+from albert_tf.modeling.transformer import traced_mask_adder
 
 FEATURES = ("input_ids", "input_mask", "segment_ids")
 OUTPUTS = {
@@ -382,10 +383,12 @@ def export_litert(
         serve, specs, tracked = _serving(
             model, kind, tokenizer, max_seq_length, text_input, text_pair
         )
-        examples = None
+        examples, adder = None, contextlib.nullcontext()
         if quantize == "int8":
             examples = quantization.representative_examples(representative_dataset, specs, 1000)
-        data = convert(model, serve, specs, quantize, examples, tracked)
+            adder = traced_mask_adder(quantization.INT8_MASK_ADDER)
+        with adder:
+            data = convert(model, serve, specs, quantize, examples, tracked)
     client, note = None, "takes strings: no Task Library client reads it" if text_input else ""
     if not text_input:
         data, client, note = _task_library_metadata(

@@ -475,4 +475,5 @@ def _use_best_checkpoint(
     if export_fn:
         results["export_dir"] = export_fn(model)
         summary.add(results["export_dir"], "export (see its README.md for how to load it)")
+        summary.warnings += getattr(export_fn, "warnings", [])
     return results
