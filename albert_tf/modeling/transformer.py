@@ -5,7 +5,6 @@ Each sublayer owns the LayerNorm that follows it, so sharing a sublayer shares i
 """
 
 import contextlib
-import contextvars
 import math
 
 import keras
@@ -15,7 +14,9 @@ from albert_tf.modeling.activations import get_activation, get_training_activati
 from albert_tf.modeling.common import dense, layer_norm
 
 MASK_ADDER = -10000.0  # Google's adder for padded keys' attention scores
-_mask_adder = contextvars.ContextVar("mask_adder", default=MASK_ADDER)
+# the adder models are traced with now: a module global, not a context variable, because a
+# tf.distribute strategy traces its replicas' calls in threads of its own
+_traced_adder = [MASK_ADDER]
 
 
 @contextlib.contextmanager
@@ -34,11 +35,12 @@ def traced_mask_adder(value: float):
     Yields:
         None.
     """
-    token = _mask_adder.set(float(value))
+    before = _traced_adder[0]
+    _traced_adder[0] = float(value)
     try:
         yield
     finally:
-        _mask_adder.reset(token)
+        _traced_adder[0] = before
 
 
 def attention_mask_adder(input_mask, dtype):
@@ -46,7 +48,7 @@ def attention_mask_adder(input_mask, dtype):
     see `traced_mask_adder`)."""
     # a reshape, not mask[:, None, None, :]: LiteRT has no built-in op for a new-axis slice
     mask = ops.reshape(ops.cast(input_mask, dtype), (ops.shape(input_mask)[0], 1, 1, -1))
-    return (1.0 - mask) * _mask_adder.get()
+    return (1.0 - mask) * _traced_adder[0]
 
 
 class AttentionSublayer(keras.layers.Layer):

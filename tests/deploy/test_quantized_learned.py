@@ -121,3 +121,23 @@ def test_the_driver_warns_of_a_file_that_decides_unlike_the_model(monkeypatch, t
     assert summary.lines()[-1] == f"warning: {line}"
     assert summary.to_dict()["warnings"] == [line]
     assert (tmp_path / "export").exists() and folder
+
+
+def test_the_exported_adder_reaches_a_strategy_s_threads():
+    """A driver traces its model inside a tf.distribute strategy, whose replica calls run in
+    threads of their own: the adder must be the exported one there too (a context variable
+    was not, and the driver's int8 file kept -10000)."""
+    import threading
+
+    from albert_tf.modeling.transformer import attention_mask_adder
+
+    seen = []
+    mask = np.array([[1, 0]], np.int32)
+    with traced_mask_adder(quantization.INT8_MASK_ADDER):
+        worker = threading.Thread(target=lambda: seen.append(attention_mask_adder(mask, "float32")))
+        worker.start()
+        worker.join()
+    np.testing.assert_array_equal(np.asarray(seen[0]).reshape(-1), [0.0, -100.0])
+    np.testing.assert_array_equal(
+        np.asarray(attention_mask_adder(mask, "float32")).reshape(-1), [0.0, -10000.0]
+    )
