@@ -5,7 +5,7 @@ drivers' warning when a file does not."""
 import types
 
 from conftest import LEARNED_LENGTH
-from deploy_helpers import CONFIG
+from deploy_helpers import CONFIG, random_features
 import numpy as np
 import pytest
 
@@ -52,12 +52,23 @@ def test_quantized_file_keeps_what_the_model_learned(learned_classifier, quantiz
     np.testing.assert_array_equal(again, want["probabilities"])
 
 
+def _attention_steps(path, length):
+    """The int8 steps of a file's attention scores plus mask (one per block application)."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    return [
+        float(d["quantization_parameters"]["scales"][0])
+        for d in Interpreter(model_path=str(path)).get_tensor_details()
+        if d["name"].endswith("/add")
+        and "attention_group" in d["name"]
+        and list(d["shape"])[-3:] == [CONFIG.num_attention_heads, length, length]
+    ]
+
+
 @pytest.mark.filterwarnings("ignore:.*tf.lite.Interpreter is deprecated")
 def test_int8_attention_scores_keep_their_resolution(learned_classifier, tmp_path):
     """The scores' int8 step: -10000 in the mask's sum made it 39 (every real score one
     integer); the exported adder keeps it near the scores' own range."""
-    from ai_edge_litert.interpreter import Interpreter
-
     model, feats, labels = learned_classifier
     calibration = [{k: v[i] for k, v in feats.items()} for i in range(8)]
     out = export_litert(
@@ -67,15 +78,37 @@ def test_int8_attention_scores_keep_their_resolution(learned_classifier, tmp_pat
         quantize="int8",
         representative_dataset=calibration,
     )
-    details = Interpreter(model_path=out.path).get_tensor_details()
-    steps = [
-        float(d["quantization_parameters"]["scales"][0])
-        for d in details
-        if d["name"].endswith("/add")
-        and "attention_group" in d["name"]
-        and list(d["shape"]) == [1, CONFIG.num_attention_heads, LEARNED_LENGTH, LEARNED_LENGTH]
-    ]
+    steps = _attention_steps(out.path, LEARNED_LENGTH)
     assert len(steps) == model.config.num_hidden_layers
+    assert max(steps) < 1.0, steps
+
+
+KINDS = {
+    "token_classifier": lambda: albert_tf.AlbertTokenClassifier(CONFIG, 5),
+    "multiple_choice": lambda: albert_tf.AlbertMultipleChoice(CONFIG, num_choices=3),
+    "squad_v1": lambda: albert_tf.AlbertSquadV1(CONFIG),
+    "squad_v2": lambda: albert_tf.AlbertSquadV2(CONFIG, start_n_top=2, end_n_top=3),
+}
+
+
+@pytest.mark.filterwarnings("ignore:.*tf.lite.Interpreter is deprecated")
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_kind_s_int8_file_gets_the_exported_adder(kind, tmp_path):
+    """Every task model's int8 file (the same encoder): the scores' step stays under 1."""
+    model = KINDS[kind]()
+    length = 16
+    shape = [1, model.num_choices, length] if kind == "multiple_choice" else [1, length]
+    names = ("input_ids", "input_mask", "segment_ids") + (("p_mask",) if kind == "squad_v2" else ())
+    calibration = [random_features({n: shape for n in names}, seed) for seed in range(4)]
+    out = export_litert(
+        model,
+        tmp_path / "q.tflite",
+        max_seq_length=length,
+        quantize="int8",
+        representative_dataset=calibration,
+    )
+    steps = _attention_steps(out.path, length)
+    assert len(steps) == CONFIG.num_hidden_layers
     assert max(steps) < 1.0, steps
 
 
