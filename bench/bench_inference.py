@@ -16,18 +16,21 @@ Rows (`--rows` picks some, comma-separated; default: every row whose packages ar
     torch                transformers' AlbertForSequenceClassification, same weights
                          (albert_tf.export_huggingface), torch.inference_mode
     ort_hf               ONNX Runtime on transformers' model exported by torch.onnx (opset 17)
+    ort_hf_dynamic_int8  ONNX Runtime's quantize_dynamic of ort_hf's file (the peers' int8)
     openvino_ours, openvino_hf
                          OpenVINO on our ONNX file and on torch's, f32 precision;
                          `_bf16` rows: OpenVINO's bf16 inference precision (its default on CPUs
                          with AVX512_BF16 / AMX)
+    openvino_hf_int8     OpenVINO on torch's file with int8 weights (NNCF's compress_weights)
 
-Each row runs in a fresh Python process with `--threads` threads (default 2): load the file, one
-warm-up call per shape, then batch 1 × 128 latency (median and min of `--reps` calls) and batch
-32 × 128 throughput (median of `--batch_reps` calls, sequences per second). Memory: the
-process's peak resident set (VmHWM) and its rise over the resident set before the file is
-loaded (runtime imported): file, weights as the runtime holds them, and working memory. Size:
-the file(s) the row loads. Agreement: the largest |Δ probability| on the 32 throughput
-sequences against the Keras model, and how many of their 32 argmax labels agree.
+Each row's file is prepared in a fresh Python process, and each row runs in another, with
+`--threads` threads (default 2): load the file, one warm-up call per shape, then batch 1 × 128
+latency (median and min of `--reps` calls) and batch 32 × 128 throughput (median of
+`--batch_reps` calls, sequences per second). Memory: the process's peak resident set (VmHWM)
+and its rise over the resident set before the file is loaded (runtime imported): file, weights
+as the runtime holds them, and working memory. Size: the file(s) the row loads. Agreement: the
+largest |Δ probability| on the 32 throughput sequences against the Keras model, and how many of
+their 32 argmax labels agree.
 
 The LiteRT files come from `albert_tf.export_litert(model, path, max_seq_length=128,
 quantize=...)` (batch 1: a batch of 32 is 32 calls); int8 calibrates on 8 random sequences.
@@ -62,8 +65,8 @@ ROWS = (
     ["keras_xla", "savedmodel_text"]
     + [f"litert_{q}" for q in LITERT_QUANT]
     + [f"litert_{q}_{v}" for q in ("dynamic_int8", "int8") for v in ("latest", "noxnnpack")]
-    + ["ort_plain", "ort_fused", "ort_dynamic_int8", "torch", "ort_hf"]
-    + ["openvino_ours", "openvino_hf", "openvino_ours_bf16"]
+    + ["ort_plain", "ort_fused", "ort_dynamic_int8", "torch", "ort_hf", "ort_hf_dynamic_int8"]
+    + ["openvino_ours", "openvino_hf", "openvino_ours_bf16", "openvino_hf_int8"]
 )
 NEEDS = {  # row prefix -> packages it needs besides TensorFlow
     "litert": ["ai_edge_litert"],
@@ -72,6 +75,7 @@ NEEDS = {  # row prefix -> packages it needs besides TensorFlow
     "ort_hf": ["torch", "transformers", "onnxruntime"],
     "openvino": ["openvino", "tf2onnx"],
     "openvino_hf": ["openvino", "torch", "transformers"],
+    "openvino_hf_int8": ["openvino", "nncf", "torch", "transformers"],
 }
 
 
@@ -196,6 +200,24 @@ class Files:
         folder = self.huggingface()
         return self.make("hf.onnx", lambda path: torch_onnx_export(folder, path))
 
+    def hf_onnx_int8(self):
+        def write(path):
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+
+            quantize_dynamic(self.hf_onnx(), path, weight_type=QuantType.QInt8)
+
+        return self.make("hf_dynamic_int8.onnx", write)
+
+    def openvino_hf_int8(self):
+        def write(path):
+            import nncf
+            import openvino as ov
+
+            compressed = nncf.compress_weights(ov.Core().read_model(self.hf_onnx()))
+            ov.save_model(compressed, path)
+
+        return self.make("hf_int8.xml", write)
+
     def litert(self, quantize):
         def write(path):
             litert_file(self.model(), path, quantize)
@@ -258,6 +280,8 @@ def prepare(row, files):
         "ort_dynamic_int8": files.onnx_int8,
         "torch": files.huggingface,
         "ort_hf": files.hf_onnx,
+        "ort_hf_dynamic_int8": files.hf_onnx_int8,
+        "openvino_hf_int8": files.openvino_hf_int8,
         "openvino_ours": files.onnx,
         "openvino_ours_bf16": files.onnx,
         "openvino_hf": files.hf_onnx,
@@ -436,6 +460,22 @@ def size_mb(paths):
     return total / 1e6
 
 
+def prepare_row(row, args):
+    """`prepare` in a fresh process (the files' converters once crashed the parent): the
+    row's spec, or {"error": ...}."""
+    cmd = [sys.executable, __file__, "--_prepare", row, "--layers", str(args.layers)]
+    cmd += ["--work_dir", args.work_dir]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
+    for line in done.stdout.splitlines():
+        if line.startswith("  prepared"):
+            print(line, flush=True)
+    if done.returncode != 0 or not lines:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+        return {"error": f"prepare: exit {done.returncode}: " + " | ".join(tail)[-300:]}
+    return json.loads(lines[-1])
+
+
 def run_row(row, spec, args, reference):
     cmd = [sys.executable, __file__, "--_child", row, "--_spec", json.dumps(spec)]
     cmd += ["--threads", str(args.threads), "--reps", str(args.reps)]
@@ -472,6 +512,15 @@ def table_line(r):
     )
 
 
+def work_files(args):
+    """The Files of `args`' shape, in its folder of `--work_dir`."""
+    config = base_config(args.layers)
+    key = hashlib.sha256(config.to_json_string().encode()).hexdigest()[:10]
+    files = Files(pathlib.Path(args.work_dir) / key, config)
+    files.work.mkdir(parents=True, exist_ok=True)
+    return files
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", default=None, help="comma-separated rows (default: all)")
@@ -483,10 +532,15 @@ def main():
     parser.add_argument("--work_dir", default=os.path.join(tempfile.gettempdir(), "albert_bench"))
     parser.add_argument("--_child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--_spec", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--_prepare", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args._child:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         print(json.dumps(measure(args._child, json.loads(args._spec), args)))
+        return
+    if args._prepare:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+        print(json.dumps(prepare(args._prepare, work_files(args))))
         return
     if args.quick:
         args.layers, args.reps, args.batch_reps = 2, 3, 1
@@ -494,10 +548,7 @@ def main():
     unknown = [r for r in rows if r not in ROWS]
     if unknown:
         parser.error(f"--rows: unknown {unknown}; choose from {', '.join(ROWS)}")
-    config = base_config(args.layers)
-    key = hashlib.sha256(config.to_json_string().encode()).hexdigest()[:10]
-    files = Files(pathlib.Path(args.work_dir) / key, config)
-    files.work.mkdir(parents=True, exist_ok=True)
+    files = work_files(args)
     print(
         f"ALBERT-base shape, {args.layers} layers, seq {SEQ}, {args.threads} threads; files in "
         f"{files.work}; load: {open('/proc/loadavg').read().split()[:3]}",
@@ -509,10 +560,9 @@ def main():
         if not available(row):
             print(f"{row:27s} skipped: needs {', '.join(_needs(row))}", flush=True)
             continue
-        try:
-            spec = prepare(row, files)
-        except Exception as e:  # noqa: BLE001  a row that cannot be prepared is reported
-            results.append({"row": row, "error": f"prepare: {type(e).__name__}: {e}"[:300]})
+        spec = prepare_row(row, args)
+        if "error" in spec:  # a row that cannot be prepared is reported
+            results.append({"row": row, "error": spec["error"]})
             print(table_line(results[-1]), flush=True)
             continue
         reference = np.load(files.path("reference.npy"))

@@ -176,8 +176,10 @@ def _report_lines(report) -> str:
     )
 
 
-def litert_writer(model, task, quantize, batch_size):
-    """The version folder's LiteRT writer: model.tflite (and quantization_report.json)."""
+def litert_writer(model, task, quantize, batch_size, warnings=None):
+    """The version folder's LiteRT writer: model.tflite (and quantization_report.json; a
+    report whose agreement is under quantization.AGREEMENT_FLOOR logs a warning, also added to
+    the `warnings` list)."""
 
     def write(folder, target):
         path = fileio.join(folder, LITERT_FILE)
@@ -192,6 +194,7 @@ def litert_writer(model, task, quantize, batch_size):
                 logging.warning("no quantization report: no dev set to measure on (%s)", e)
             if report is not None:
                 fileio.write_json(fileio.join(folder, REPORT_FILE), report, indent=1)
+                _warn(quantization.agreement_warning(report), warnings)
         call = ", ".join(f"{n}=..." for n in out.inputs)
         shapes = lambda d: ", ".join(f"`{k}` {v[1].lower()} {v[0]}" for k, v in d.items())
         note = f"({out.note})\n" if out.note else ""
@@ -208,6 +211,13 @@ def litert_writer(model, task, quantize, batch_size):
         )
 
     return write
+
+
+def _warn(message, warnings):
+    if message:
+        logging.warning("%s", message)
+        if warnings is not None:
+            warnings.append(message)
 
 
 def onnx_writer(model):
@@ -273,22 +283,34 @@ def exporter(export, task, options: ExportOptions):
         options: ExportOptions.
 
     Returns:
-        A function model → the new version folder.
+        A function model → the new version folder. Its `warnings` attribute (a list) collects
+        what the export warned about, for the run's closing summary.
     """
     formats = options.formats
+    warnings = []
     writers = lambda model: [
         *(
-            [reported(LITERT, litert_writer(model, task, options.quantize, options.batch_size))]
+            [
+                reported(
+                    LITERT,
+                    litert_writer(model, task, options.quantize, options.batch_size, warnings),
+                )
+            ]
             if LITERT in formats
             else []
         ),
         *([reported(ONNX, onnx_writer(model))] if ONNX in formats else []),
     ]
-    if SAVED_MODEL in formats:
-        return lambda model: reported(SAVED_MODEL, export)(
-            model, task, options.export_dir, also=writers(model)
-        )
-    return lambda model: serving.write_version(options.export_dir, writers(model))
+
+    def export_fn(model):
+        if SAVED_MODEL in formats:
+            return reported(SAVED_MODEL, export)(
+                model, task, options.export_dir, also=writers(model)
+            )
+        return serving.write_version(options.export_dir, writers(model))
+
+    export_fn.warnings = warnings
+    return export_fn
 
 
 def reported(export_format, write):

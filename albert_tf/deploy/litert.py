@@ -47,6 +47,7 @@ from albert_tf.deploy.text_input import text_serving
 from albert_tf.deploy.tflite_model import model_io, operators
 from albert_tf.modeling.model_kinds import KINDS, find_kind
 from albert_tf.modeling.padding_free import set_padding_free
+from albert_tf.modeling.transformer import traced_mask_adder
 from albert_tf.text.vocab_files import load_sentencepiece
 
 FEATURES = ("input_ids", "input_mask", "segment_ids")
@@ -378,12 +379,14 @@ def export_litert(
         serve, specs, tracked = _serving(
             model, kind, tokenizer, max_seq_length, text_input, text_pair
         )
-        examples = None
+        examples, adder = None, contextlib.nullcontext()
         if quantize == "int8":
             examples = quantization.representative_examples(
                 representative_dataset, specs, 1000, vocab_size=model.config.vocab_size
             )
-        data = convert(model, serve, specs, quantize, examples, tracked)
+            adder = traced_mask_adder(quantization.INT8_MASK_ADDER)
+        with adder:
+            data = convert(model, serve, specs, quantize, examples, tracked)
     client, note = None, "takes strings: no Task Library client reads it" if text_input else ""
     if not text_input:
         data, client, note = _task_library_metadata(

@@ -26,8 +26,7 @@ import tensorflow as tf
 
 from albert_tf.modeling.albert_model import AlbertModel
 from albert_tf.modeling.model_base import standardize_inputs
-
-MASK_ADDER = -10000.0  # Google's value for padded keys, as modeling.transformer's adder
+from albert_tf.modeling.transformer import MASK_ADDER
 
 
 def layer_norm(x, layer):

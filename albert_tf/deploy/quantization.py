@@ -20,7 +20,14 @@ import numpy as np
 
 from albert_tf.deploy.export_formats import QUANTIZE_MODES
 
+# the attention-mask adder of a full-integer file, in place of Google's -10000: the scores and
+# the mask's sum share one calibrated int8 range, and -10000 stretched it to a step of 39 (every
+# real score one integer: uniform attention, a trained classifier's decisions lost); at -100
+# a padded key's weight is still exp(-100) ≈ 4e-44 of a real one's in float (measured:
+# docs/deployment.md#quantization)
+INT8_MASK_ADDER = -100.0
 CALIBRATION_EXAMPLES = 100  # representative examples the drivers calibrate int8 on
+AGREEMENT_FLOOR = 0.98  # a quantized file deciding less alike than this is worth a warning
 # quantize modes whose files the Task Library 0.4.4 cannot load (measured: tests/deploy)
 TASK_LIBRARY_CANNOT_LOAD = {
     "dynamic_int8": "FULLY_CONNECTED version 12 (int8 weights with float activations), which "
@@ -197,3 +204,42 @@ def compare_outputs(kind: str, reference: dict, other: dict, mask) -> dict:
         "max_probability_change": max(change) if change else None,
         "max_abs_difference": diff,
     }
+
+
+def agreement_warning(report: dict, floor: float = AGREEMENT_FLOOR) -> Optional[str]:
+    """The warning a quantization report deserves: its file's decisions agree with float32
+    Keras' less often than `floor` (None when they agree enough, or the kind decides nothing).
+
+    Args:
+        report: A quantization report (`compare_outputs`' keys, and "quantize", optionally
+            "split" and "metrics": {"keras_float32": {...}, "litert_<mode>": {...}}).
+        floor: The least agreement that passes.
+
+    Returns:
+        One line with the figures, or None.
+
+    >>> line = agreement_warning({"quantize": "int8", "agreement": 0.5, "examples": 50,
+    ...     "max_probability_change": 0.99, "split": "dev"})
+    >>> line  # doctest: +ELLIPSIS
+    'the int8 LiteRT file agrees with float32 Keras on only 50% of its decisions on dev (...'
+    >>> line[line.index("("):]
+    '(50 examples; agreement 0.5 < 0.98; largest probability change 0.99): check it before...'
+    >>> agreement_warning({"quantize": "int8", "agreement": 1.0, "examples": 50}) is None
+    True
+    """
+    agreement = report.get("agreement")
+    if agreement is None or agreement >= floor:
+        return None
+    figures = f"{report['examples']} examples; agreement {agreement:.4g} < {floor:g}"
+    change = report.get("max_probability_change")
+    if change is not None:
+        figures += f"; largest probability change {change:.2g}"
+    metrics = report.get("metrics") or {}
+    if len(metrics) == 2:
+        before, after = metrics.values()
+        figures += "".join(f"; {k} {before[k]:.4g} → {after[k]:.4g}" for k in before if k in after)
+    return (
+        f"the {report['quantize']} LiteRT file agrees with float32 Keras on only "
+        f"{agreement:.0%} of its decisions on {report.get('split', 'the examples')} ({figures}): "
+        "check it before shipping it"
+    )

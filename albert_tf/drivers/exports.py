@@ -204,4 +204,5 @@ def export_fn_for(write):
         except TrainingError as e:
             raise TrainingError(in_flag_words(e, FLAG_NAMES) + RETRY) from e.__cause__
 
+    export_fn.warnings = getattr(write, "warnings", [])
     return export_fn

@@ -488,4 +488,5 @@ def _use_best_checkpoint(
         summary.add(results["export_dir"], "export (see its README.md for how to load it)")
         for name in sorted(fileio.listdir(results["export_dir"])):
             summary.add(fileio.join(results["export_dir"], name.rstrip("/")), "  in the export")
+        summary.warnings += getattr(export_fn, "warnings", [])
     return results

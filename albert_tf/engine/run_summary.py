@@ -68,6 +68,8 @@ class RunSummary:
         files: The files and folders the run wrote.
         model: What the run trains: `{"class": ..., "config": ..., "task": ..., "labels": ...}`.
         global_step: The step the model was trained to, when known.
+        warnings: What the run warned about that its user must not miss (e.g. a quantized
+            file deciding unlike the model), repeated as `warning:` lines at the end.
     """
 
     output_dir: str
@@ -77,6 +79,7 @@ class RunSummary:
     files: list = dataclasses.field(default_factory=list)
     model: dict = dataclasses.field(default_factory=dict)
     global_step: Optional[int] = None
+    warnings: list = dataclasses.field(default_factory=list)
 
     def add(self, path, what: str):
         """Records an output (skipped when `path` is empty).
@@ -128,6 +131,7 @@ class RunSummary:
             "metrics": self.metrics,
             "files": [dataclasses.asdict(f) for f in self.files],
             "model": self.model,
+            "warnings": list(self.warnings),
         }
 
     def lines(self) -> list:
@@ -146,7 +150,7 @@ class RunSummary:
             width = max(len(f.path) for f in self.files)
             out.append("wrote:")
             out += [f"  {f.path:<{width}}  {f.what}" for f in self.files]
-        return out
+        return out + [f"warning: {w}" for w in self.warnings]
 
     def finish(self, chief: bool = True, stream=None, show: bool = True) -> dict:
         """Writes run_summary.json (chief only) and prints the summary.

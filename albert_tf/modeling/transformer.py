@@ -4,6 +4,7 @@ Each sublayer owns the LayerNorm that follows it, so sharing a sublayer shares i
 (in Google's checkpoints: `attention_1` + `LayerNorm`, `ffn_1` + `LayerNorm_1`).
 """
 
+import contextlib
 import math
 
 import keras
@@ -12,12 +13,42 @@ from keras import ops
 from albert_tf.modeling.activations import get_activation, get_training_activation
 from albert_tf.modeling.common import dense, layer_norm
 
+MASK_ADDER = -10000.0  # Google's adder for padded keys' attention scores
+# the adder models are traced with now: a module global, not a context variable, because a
+# tf.distribute strategy traces its replicas' calls in threads of its own
+_traced_adder = [MASK_ADDER]
+
+
+@contextlib.contextmanager
+def traced_mask_adder(value: float):
+    """Within it, models traced add `value` (not -10000) to padded keys' attention scores.
+
+    For a graph whose activations get int8 ranges (a full-integer LiteRT file): -10000 would
+    widen the scores' shared range so far that every real score rounds to one step. A value
+    that still sends a padded key's softmax weight below float32's resolution (e.g. -100:
+    exp(-100) < 1e-43) changes nothing a float model computes. Eager calls outside it are
+    untouched.
+
+    Args:
+        value: The adder, a negative float.
+
+    Yields:
+        None.
+    """
+    before = _traced_adder[0]
+    _traced_adder[0] = float(value)
+    try:
+        yield
+    finally:
+        _traced_adder[0] = before
+
 
 def attention_mask_adder(input_mask, dtype):
-    """[B,T] 0/1 mask → [B,1,1,T] adder: 0 for real keys, -10000 for padding (Google's value)."""
+    """[B,T] 0/1 mask → [B,1,1,T] adder: 0 for real keys, -10000 for padding (Google's value;
+    see `traced_mask_adder`)."""
     # a reshape, not mask[:, None, None, :]: LiteRT has no built-in op for a new-axis slice
     mask = ops.reshape(ops.cast(input_mask, dtype), (ops.shape(input_mask)[0], 1, 1, -1))
-    return (1.0 - mask) * -10000.0
+    return (1.0 - mask) * _traced_adder[0]
 
 
 class AttentionSublayer(keras.layers.Layer):

@@ -15,6 +15,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 ENV_SCRIPT = ROOT / ".ci" / "tasklib_env.sh"
+LEARNED_LENGTH = 64  # the fitted classifier's input length
 
 
 def tasklib_venv() -> pathlib.Path:
@@ -58,3 +59,15 @@ def tasklib_python():
     if why:
         pytest.skip(why)
     return str(venv / "bin" / "python")
+
+
+@pytest.fixture(scope="session")
+def learned_classifier():
+    """(model, features, labels): the tiny model fitted to the SST-2 sample's 50 sentences at
+    length 64 (300 full-set Adam steps, about 30 s on one core) until it classifies all of
+    them; made once per test run. A model whose attention has learned something: random
+    weights attend almost uniformly, and hide what quantization does to attention."""
+    from deploy_helpers import fit_classifier, sst2_sample_features
+
+    feats, labels = sst2_sample_features(LEARNED_LENGTH)
+    return fit_classifier(feats, labels, steps=300), feats, labels

@@ -1,12 +1,13 @@
 """Shared pieces of the deployment tests: the tiny model's config and tokenizers, random
-features shaped as a LiteRT file's inputs, and running the Task Library in its venv."""
+features shaped as a LiteRT file's inputs, a tiny classifier fitted to the SST-2 sample, and
+running the Task Library in its venv."""
 
 import json
 import pathlib
 import subprocess
 
 import numpy as np
-from repo_paths import FIXTURES
+from repo_paths import DATA, FIXTURES
 
 from albert_tf import AlbertConfig
 
@@ -16,6 +17,7 @@ SPM = FIXTURES / "spm.model"
 WORDPIECE_VOCAB = FIXTURES / "albert_zh" / "vocab.txt"
 # ops that would mean variables survived the conversion (the Task Library never initialises)
 RESOURCE_OPS = ("VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "CALL_ONCE")
+FEATURE_NAMES = ("input_ids", "input_mask", "segment_ids")
 
 
 def random_features(shapes: dict, seed=0) -> dict:
@@ -47,3 +49,45 @@ def run_tasklib(python, client, model_path, inputs, tmp_path):
         return r.returncode, json.loads(r.stdout)
     except json.JSONDecodeError:
         return r.returncode, {"error": r.stderr[-2000:]}
+
+
+def sst2_sample_features(length: int):
+    """The SST-2 sample's 50 training sentences as [50, length] features (SentencePiece, the
+    tiny model's tokenizer; [CLS] text [SEP], padded) and their 0/1 labels."""
+    from albert_tf import TextEncoder
+
+    encoder = TextEncoder.from_files(spm_model_file=FIXTURES / "albert_tiny" / "30k-clean.model")
+    lines = (DATA / "SST-2" / "train.tsv").read_text(encoding="utf-8").splitlines()[1:]
+    rows = [line.split("\t") for line in lines]
+    feats = {name: np.zeros((len(rows), length), np.int32) for name in FEATURE_NAMES}
+    for i, (text, _) in enumerate(rows):
+        ids = [encoder.cls_id, *encoder.ids(text)[: length - 2], encoder.sep_id]
+        feats["input_ids"][i, : len(ids)] = ids
+        feats["input_mask"][i, : len(ids)] = 1
+    return feats, np.array([int(label) for _, label in rows])
+
+
+def fit_classifier(feats, labels, steps: int, learning_rate=1e-3, seed=0):
+    """The tiny fixture model (its pretrained checkpoint) fine-tuned with Adam on the whole
+    set each step: a classifier that has learned its data."""
+    import keras
+    import tensorflow as tf
+
+    import albert_tf
+
+    keras.utils.set_random_seed(seed)
+    model = albert_tf.AlbertClassifier(CONFIG, int(labels.max()) + 1)
+    albert_tf.load_original_checkpoint(model, str(FIXTURES / "albert_tiny" / "model.ckpt-best"))
+    optimizer = keras.optimizers.Adam(learning_rate)
+    x, y = {k: tf.constant(v) for k, v in feats.items()}, tf.constant(labels)
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            probabilities = model(x, training=True)["probabilities"]
+            loss = tf.reduce_mean(keras.losses.sparse_categorical_crossentropy(y, probabilities))
+        optimizer.apply(tape.gradient(loss, model.trainable_variables), model.trainable_variables)
+
+    for _ in range(steps):
+        step()
+    return model

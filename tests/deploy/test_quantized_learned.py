@@ -1,0 +1,176 @@
+"""Quantized LiteRT files of a classifier that has learned its data (the tiny model fitted to
+the SST-2 sample: conftest's `learned_classifier`) decide as the float32 model does; the
+drivers' warning when a file does not."""
+
+import types
+
+from conftest import LEARNED_LENGTH
+from deploy_helpers import CONFIG, random_features
+import numpy as np
+import pytest
+
+import albert_tf
+from albert_tf import export_litert, load_litert
+from albert_tf.deploy import exports, quantization
+from albert_tf.drivers.exports import export_fn_for
+from albert_tf.engine.run_summary import RunSummary
+from albert_tf.modeling.transformer import traced_mask_adder
+
+# largest probability change allowed, ~10x what was measured on this model (docs/deployment.md)
+LEARNED_TOLERANCE = {"float16": 1e-5, "dynamic_int8": 1e-4, "int8": 2e-2}
+
+
+def _lite_outputs(path, feats):
+    lite = load_litert(path)
+    rows = [
+        lite(**{k: v[i : i + 1] for k, v in feats.items()}) for i in range(len(feats["input_ids"]))
+    ]
+    return {"probabilities": np.concatenate([np.asarray(r["probabilities"]) for r in rows])}
+
+
+@pytest.mark.filterwarnings("ignore:.*tf.lite.Interpreter is deprecated")
+@pytest.mark.parametrize("quantize", sorted(LEARNED_TOLERANCE))
+def test_quantized_file_keeps_what_the_model_learned(learned_classifier, quantize, tmp_path):
+    model, feats, labels = learned_classifier
+    want = {"probabilities": np.asarray(model(feats, training=False)["probabilities"])}
+    assert np.mean(want["probabilities"].argmax(-1) == labels) == 1.0  # it has learned
+    calibration = [{k: v[i] for k, v in feats.items()} for i in range(len(labels))]
+    out = export_litert(
+        model,
+        tmp_path / "q.tflite",
+        max_seq_length=LEARNED_LENGTH,
+        quantize=quantize,
+        representative_dataset=calibration if quantize == "int8" else None,
+    )
+    got = _lite_outputs(out.path, feats)
+    report = quantization.compare_outputs("classifier", want, got, feats["input_mask"])
+    assert report["agreement"] >= quantization.AGREEMENT_FLOOR, report
+    assert np.mean(got["probabilities"].argmax(-1) == labels) == 1.0, report
+    assert report["max_probability_change"] <= LEARNED_TOLERANCE[quantize], report
+    assert quantization.agreement_warning({"quantize": quantize, **report}) is None
+    # the export leaves the Keras model's own (Google's -10000) mask as it was
+    again = np.asarray(model(feats, training=False)["probabilities"])
+    np.testing.assert_array_equal(again, want["probabilities"])
+
+
+def _attention_steps(path, length):
+    """The int8 steps of a file's attention scores plus mask (one per block application)."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    return [
+        float(d["quantization_parameters"]["scales"][0])
+        for d in Interpreter(model_path=str(path)).get_tensor_details()
+        if d["name"].endswith("/add")
+        and "attention_group" in d["name"]
+        and list(d["shape"])[-3:] == [CONFIG.num_attention_heads, length, length]
+    ]
+
+
+@pytest.mark.filterwarnings("ignore:.*tf.lite.Interpreter is deprecated")
+def test_int8_attention_scores_keep_their_resolution(learned_classifier, tmp_path):
+    """The scores' int8 step: -10000 in the mask's sum made it 39 (every real score one
+    integer); the exported adder keeps it near the scores' own range."""
+    model, feats, labels = learned_classifier
+    calibration = [{k: v[i] for k, v in feats.items()} for i in range(8)]
+    out = export_litert(
+        model,
+        tmp_path / "q.tflite",
+        max_seq_length=LEARNED_LENGTH,
+        quantize="int8",
+        representative_dataset=calibration,
+    )
+    steps = _attention_steps(out.path, LEARNED_LENGTH)
+    assert len(steps) == model.config.num_hidden_layers
+    assert max(steps) < 1.0, steps
+
+
+KINDS = {
+    "token_classifier": lambda: albert_tf.AlbertTokenClassifier(CONFIG, 5),
+    "multiple_choice": lambda: albert_tf.AlbertMultipleChoice(CONFIG, num_choices=3),
+    "squad_v1": lambda: albert_tf.AlbertSquadV1(CONFIG),
+    "squad_v2": lambda: albert_tf.AlbertSquadV2(CONFIG, start_n_top=2, end_n_top=3),
+}
+
+
+@pytest.mark.filterwarnings("ignore:.*tf.lite.Interpreter is deprecated")
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_kind_s_int8_file_gets_the_exported_adder(kind, tmp_path):
+    """Every task model's int8 file (the same encoder): the scores' step stays under 1."""
+    model = KINDS[kind]()
+    length = 16
+    shape = [1, model.num_choices, length] if kind == "multiple_choice" else [1, length]
+    names = ("input_ids", "input_mask", "segment_ids") + (("p_mask",) if kind == "squad_v2" else ())
+    calibration = [random_features({n: shape for n in names}, seed) for seed in range(4)]
+    out = export_litert(
+        model,
+        tmp_path / "q.tflite",
+        max_seq_length=length,
+        quantize="int8",
+        representative_dataset=calibration,
+    )
+    steps = _attention_steps(out.path, length)
+    assert len(steps) == CONFIG.num_hidden_layers
+    assert max(steps) < 1.0, steps
+
+
+def test_the_exported_adder_changes_no_float_output(learned_classifier):
+    model, feats, _ = learned_classifier
+    google = np.asarray(model(feats, training=False)["probabilities"])
+    with traced_mask_adder(quantization.INT8_MASK_ADDER):
+        exported = np.asarray(model(feats, training=False)["probabilities"])
+    np.testing.assert_allclose(exported, google, atol=1e-6, rtol=0)
+
+
+def test_the_driver_warns_of_a_file_that_decides_unlike_the_model(monkeypatch, tmp_path):
+    """A quantization report under the floor: a `warning:` line with the figures, and the
+    export function carries it to the run's closing summary."""
+    report = {
+        "quantize": "float16",
+        "split": "dev",
+        "examples": 50,
+        "agreement": 0.5,
+        "max_probability_change": 0.99,
+        "max_abs_difference": 0.99,
+        "metrics": {
+            "keras_float32": {"eval_accuracy": 1.0},
+            "litert_float16": {"eval_accuracy": 0.5},
+        },
+    }
+    monkeypatch.setattr(exports, "quantization_report", lambda *a, **k: dict(report))
+    logged = []
+    monkeypatch.setattr(exports.logging, "warning", lambda f, *a: logged.append(f % a))
+    task = types.SimpleNamespace(max_seq_length=16)
+    model = albert_tf.AlbertClassifier(CONFIG, 2)
+    options = exports.ExportOptions(str(tmp_path / "export"), formats="litert", quantize="float16")
+    export_fn = export_fn_for(exports.exporter(None, task, options))
+    folder = export_fn(model)
+    assert len(export_fn.warnings) == 1 and export_fn.warnings[0] in logged
+    line = export_fn.warnings[0]
+    assert (
+        "float16" in line and "50%" in line and "0.99" in line and "eval_accuracy 1 → 0.5" in line
+    )
+    summary = RunSummary(str(tmp_path), "run_classifier.py")
+    summary.warnings += export_fn.warnings
+    assert summary.lines()[-1] == f"warning: {line}"
+    assert summary.to_dict()["warnings"] == [line]
+    assert (tmp_path / "export").exists() and folder
+
+
+def test_the_exported_adder_reaches_a_strategy_s_threads():
+    """A driver traces its model inside a tf.distribute strategy, whose replica calls run in
+    threads of their own: the adder must be the exported one there too (a context variable
+    was not, and the driver's int8 file kept -10000)."""
+    import threading
+
+    from albert_tf.modeling.transformer import attention_mask_adder
+
+    seen = []
+    mask = np.array([[1, 0]], np.int32)
+    with traced_mask_adder(quantization.INT8_MASK_ADDER):
+        worker = threading.Thread(target=lambda: seen.append(attention_mask_adder(mask, "float32")))
+        worker.start()
+        worker.join()
+    np.testing.assert_array_equal(np.asarray(seen[0]).reshape(-1), [0.0, -100.0])
+    np.testing.assert_array_equal(
+        np.asarray(attention_mask_adder(mask, "float32")).reshape(-1), [0.0, -10000.0]
+    )
