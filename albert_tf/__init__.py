@@ -34,11 +34,6 @@ import importlib
 import os
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-if os.environ["KERAS_BACKEND"] != "tensorflow":
-    raise ImportError(
-        "albert_tf needs the TensorFlow Keras backend, but KERAS_BACKEND="
-        f"{os.environ['KERAS_BACKEND']!r}; unset it or set it to 'tensorflow'."
-    )
 
 __version__ = "0.1.0"
 

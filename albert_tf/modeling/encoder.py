@@ -44,8 +44,10 @@ class SharedEncoder(keras.layers.Layer):
         ]
         # Keras tracks these lists for its weights, but a list is no tf.train.Checkpoint
         # dependency: name each sublayer one, or object checkpoints lose the Transformer.
-        for layer in self.attention_sublayers + self.ffn_sublayers:
-            self._track_trackable(layer, name=layer.name)
+        # (Only TensorFlow's layers are trackables; other backends checkpoint by Keras's paths.)
+        if keras.backend.backend() == "tensorflow":
+            for layer in self.attention_sublayers + self.ffn_sublayers:
+                self._track_trackable(layer, name=layer.name)
         att_keys = [(g, k) for g in sorted(set(self._attention_index)) for k in inner]
         ffn_keys = [(g, k) for g in sorted(set(self._ffn_index)) for k in inner]
         self._by_key = {
