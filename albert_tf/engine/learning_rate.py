@@ -2,7 +2,7 @@
 LearningRateSchedule, reproducing the jump at the end of warmup that Google's code has."""
 
 import keras
-import tensorflow as tf
+from keras import ops
 
 from albert_tf.engine.arg_checks import check_number
 
@@ -72,10 +72,12 @@ class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
         self.name = name
 
     def _decayed(self, step):
-        """tf.compat.v1.train.polynomial_decay with cycle=False, evaluated at float `step`."""
-        total = tf.constant(float(self.num_train_steps), tf.float32)
-        fraction = tf.minimum(step, total) / total
-        return (self.init_lr - self.end_lr) * tf.pow(1.0 - fraction, self.poly_power) + self.end_lr
+        """TF1's polynomial_decay with cycle=False, evaluated at float `step`."""
+        total = ops.convert_to_tensor(float(self.num_train_steps), "float32")
+        fraction = ops.minimum(step, total) / total
+        return (self.init_lr - self.end_lr) * ops.power(
+            1.0 - fraction, self.poly_power
+        ) + self.end_lr
 
     def __call__(self, step):
         """The learning rate of the update taken after `step` updates have been applied.
@@ -87,14 +89,14 @@ class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
         Returns:
             float32 scalar tensor: the learning rate.
         """
-        with tf.name_scope(self.name or "WarmupPolynomialDecay"):
-            step = tf.cast(step, tf.float32)
+        with keras.name_scope(self.name or "WarmupPolynomialDecay"):
+            step = ops.cast(step, "float32")
             lr = self._decayed(step)
             if self.num_warmup_steps > 0:
                 warm_step = step - float(self.start_warmup_step)
-                warmup = tf.constant(float(self.num_warmup_steps), tf.float32)
-                warm_lr = self.init_lr * (tf.maximum(warm_step, 0.0) / warmup)
-                lr = tf.where(warm_step < warmup, warm_lr, lr)
+                warmup = ops.convert_to_tensor(float(self.num_warmup_steps), "float32")
+                warm_lr = self.init_lr * (ops.maximum(warm_step, 0.0) / warmup)
+                lr = ops.where(warm_step < warmup, warm_lr, lr)
             return lr
 
     def get_config(self):

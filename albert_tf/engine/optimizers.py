@@ -1,4 +1,4 @@
-"""Google's ALBERT optimizers as Keras 3 optimizers.
+"""Google's ALBERT optimizers as Keras 3 optimizers, on every Keras backend.
 
 `AdamWeightDecay` and `LAMB` follow Google's update rules exactly, clip the global norm of the
 gradient after it is summed across replicas, and accumulate gradients over micro-batches while
@@ -6,19 +6,25 @@ counting only real updates. `create_optimizer` pairs one of them with the warmup
 polynomial-decay learning rate (`learning_rate.WarmupPolynomialDecay`), as Google's
 `optimization.create_optimizer` does.
 
+The update rule, the clipping and the accumulation are written once, on `keras.ops`, so the
+same code runs on TensorFlow and JAX. Only the replica plumbing differs, and it lives in two
+functions here (`_sum_across_replicas`, `_update_each_variable`): under `tf.distribute` each
+replica holds part of the batch, so its gradients are summed and the variables updated on every
+device; under JAX (`keras.distribution`) the gradient arrives already global and the variables
+are updated in place (by Keras' stateless apply inside the jitted train step).
+
 Why not `keras.optimizers.Lamb` / `AdamW`: see docs/optimization.md (in short: they always apply
 bias correction, put weight decay outside LAMB's trust ratio, match exclusions on the short
 variable name, clip per replica before the all-reduce, and their gradient accumulation advances
 the learning-rate schedule once per micro-batch).
 """
 
-import functools
 import math
 import numbers
 import re
 
 import keras
-import tensorflow as tf
+from keras import ops
 
 from albert_tf.engine.arg_checks import check_number, check_patterns
 from albert_tf.engine.learning_rate import WarmupPolynomialDecay
@@ -66,13 +72,50 @@ def _matches_any(patterns, path):
 def _one_minus_power(beta, t):
     """1 - beta**t as -expm1(t*log(beta)), accurate in float32 (1 - 0.999**t loses ~4 digits)."""
     if beta == 0.0:
-        return tf.ones_like(t)
-    return -tf.math.expm1(t * tf.cast(math.log(beta), t.dtype))
+        return ops.ones_like(t)
+    return -ops.expm1(t * math.log(beta))
+
+
+def _norm(x):
+    """The Euclidean norm of all of `x`'s entries (tf.norm's default)."""
+    return ops.sqrt(ops.sum(ops.square(x)))
+
+
+def _clip_by_global_norm(values, clip_norm):
+    """`tf.clip_by_global_norm`: every value times clip_norm / max(global norm, clip_norm); all
+    NaN when the global norm is not finite."""
+    norm = ops.sqrt(ops.sum(ops.stack([ops.sum(ops.square(v)) for v in values])))
+    scale = clip_norm * ops.minimum(1.0 / norm, 1.0 / clip_norm)
+    scale = scale + (norm - norm)
+    return [v * ops.cast(scale, v.dtype) for v in values]
+
+
+# -- replica plumbing: the one place that knows tf.distribute ------------------------------
+
+
+def _on_tensorflow():
+    """True when Keras runs on TensorFlow (tf.distribute replicas, IndexedSlices gradients)."""
+    return keras.backend.backend() == "tensorflow"
+
+
+def _dense_gradients(grads):
+    """The gradients as dense tensors: TensorFlow's embedding gradients are IndexedSlices, and
+    Google's moment update touches every row."""
+    if not _on_tensorflow():
+        return [ops.convert_to_tensor(g) for g in grads]
+    import tensorflow as tf
+
+    return [tf.convert_to_tensor(g) for g in grads]
 
 
 def _sum_across_replicas(grads):
-    """All-reduce (sum) gradients over replicas; Keras already scaled each replica's loss by
-    1/num_replicas, so the sum is the global-batch mean gradient. Identity on one replica."""
+    """All-reduce (sum) gradients over tf.distribute replicas; Keras already scaled each
+    replica's loss by 1/num_replicas, so the sum is the global-batch mean gradient. Identity on
+    one replica, and on JAX, whose gradients are already those of the global batch."""
+    if not _on_tensorflow():
+        return list(grads)
+    import tensorflow as tf
+
     ctx = tf.distribute.get_replica_context()
     if ctx is None:
         raise ValueError(
@@ -82,6 +125,24 @@ def _sum_across_replicas(grads):
     if ctx.num_replicas_in_sync > 1:
         grads = ctx.all_reduce(tf.distribute.ReduceOp.SUM, grads)
     return list(grads)
+
+
+def _update_each_variable(update, variables, per_variable, shared):
+    """Calls `update(variable, *per_variable[i], *shared)` for each variable: on TensorFlow on
+    every device that holds a copy (a merge_call, then `strategy.extended.update`), elsewhere
+    directly."""
+    if not _on_tensorflow():
+        for variable, args in zip(variables, per_variable):
+            update(variable, *args, *shared)
+        return
+    import tensorflow as tf
+
+    def cross_replica(strategy, per_variable, shared):
+        for variable, args in zip(variables, per_variable):
+            target = variable.value if isinstance(variable, keras.Variable) else variable
+            strategy.extended.update(target, update, args=(*args, *shared), group=False)
+
+    tf.distribute.get_replica_context().merge_call(cross_replica, args=(per_variable, shared))
 
 
 class _GoogleAdam(keras.optimizers.Optimizer):
@@ -176,7 +237,7 @@ class _GoogleAdam(keras.optimizers.Optimizer):
             self._micro_step = self.add_variable(
                 (),
                 initializer="zeros",
-                dtype="int64",
+                dtype="int",  # int64 on TensorFlow, int32 on JAX (as Keras' iterations)
                 aggregation="only_first_replica",
                 name="micro_step",
             )
@@ -208,7 +269,8 @@ class _GoogleAdam(keras.optimizers.Optimizer):
         Sums the gradients over replicas and adds them to the accumulators; every
         `gradient_accumulation_steps` calls it clips the mean gradient to `clip_norm` and
         updates the variables. Variables whose gradient is None are skipped, as in Google's
-        code. Call it in a replica context (a Keras train step or `strategy.run`).
+        code. On TensorFlow, call it in a replica context (a Keras train step or
+        `strategy.run`); on JAX, Keras' train step calls it through `stateless_apply`.
 
         Args:
             grads: list of tensors (or None). One gradient per variable.
@@ -222,37 +284,36 @@ class _GoogleAdam(keras.optimizers.Optimizer):
         grads, variables = self._pair_gradients(grads, trainable_variables)
         if not grads:
             return
-        with tf.name_scope(self.name):
+        with keras.name_scope(self.name, caller=self):
             if self.loss_scale_factor is not None:
                 grads = [g / self.loss_scale_factor for g in grads]
             grads = _sum_across_replicas(grads)
             n = self.accumulation_steps
             if n == 1:
-                sums, is_update, mean = None, None, grads
+                sums, is_update, mean = [None] * len(grads), None, grads
             else:
-                micro = tf.convert_to_tensor(self._micro_step)
-                is_update = micro + 1 >= n
+                micro = ops.convert_to_tensor(self._micro_step.value)
+                is_update = ops.greater_equal(micro + 1, n)
                 sums = [
                     self._accumulators[self._get_variable_index(v)] + g
                     for g, v in zip(grads, variables)
                 ]
                 mean = [s / float(n) for s in sums]
             if self.clip_norm is not None:
-                mean, _ = tf.clip_by_global_norm(mean, self.clip_norm)
-            lr = tf.convert_to_tensor(self.learning_rate)
-            args = (mean, lr) if n == 1 else (mean, lr, sums, is_update)
-            tf.distribute.get_replica_context().merge_call(
-                functools.partial(self._cross_replica_apply, variables=variables), args=args
+                mean = _clip_by_global_norm(mean, self.clip_norm)
+            lr = ops.convert_to_tensor(self.learning_rate)
+            _update_each_variable(
+                self._update_variable, variables, list(zip(mean, sums)), (lr, is_update)
             )
             if n == 1:
                 self._iterations.assign_add(1)
             else:
-                self._micro_step.assign(tf.where(is_update, tf.zeros_like(micro), micro + 1))
-                self._iterations.assign_add(tf.cast(is_update, self._iterations.dtype))
+                self._micro_step.assign(ops.where(is_update, ops.zeros_like(micro), micro + 1))
+                self._iterations.assign_add(ops.cast(is_update, self._iterations.dtype))
 
     def _pair_gradients(self, grads, trainable_variables):
         """Build if needed, then drop variables whose gradient is None (Google skips them) and
-        densify IndexedSlices (Google's dense moment update touches every row)."""
+        make the rest dense."""
         if trainable_variables is None:
             if not self.built:
                 raise ValueError("pass trainable_variables on the first call, or build() first")
@@ -261,39 +322,33 @@ class _GoogleAdam(keras.optimizers.Optimizer):
         if len(grads) != len(trainable_variables):
             raise ValueError(f"got {len(grads)} gradients for {len(trainable_variables)} variables")
         if not self.built:
-            with tf.name_scope(self.name):
+            with keras.name_scope(self.name, caller=self):
                 self.build(trainable_variables)
         self._check_variables_are_known(trainable_variables)
-        pairs = [
-            (tf.convert_to_tensor(g), v)
-            for g, v in zip(grads, trainable_variables)
-            if g is not None
-        ]
-        return [g for g, _ in pairs], [v for _, v in pairs]
+        pairs = [(g, v) for g, v in zip(grads, trainable_variables) if g is not None]
+        return _dense_gradients([g for g, _ in pairs]), [v for _, v in pairs]
 
-    def _cross_replica_apply(self, strategy, mean, lr, sums=None, is_update=None, *, variables):
-        """Run the per-variable update on every device holding a copy (merge_call target)."""
-        for i, variable in enumerate(variables):
-            args = (mean[i], lr) if sums is None else (mean[i], lr, sums[i], is_update)
-            target = variable.value if isinstance(variable, keras.Variable) else variable
-            strategy.extended.update(target, self._update_on_device, args=args, group=False)
-
-    def _update_on_device(self, variable, grad, lr, grad_sum=None, is_update=None):
-        """On one device: update now, or (accumulating) store the running sum; the branch is a
-        tf.cond here, inside the update context, where a cond is allowed under tf.distribute."""
+    def _update_variable(self, variable, grad, grad_sum, lr, is_update):
+        """Updates one variable (on one device under tf.distribute). Accumulating, either the
+        update with the mean gradient and an emptied accumulator, or everything kept and the
+        running sum stored: the branch is a cond on values, assigned after it, so it runs
+        inside a tf.distribute update and inside JAX's stateless train step alike."""
         if grad_sum is None:
             self.update_step(grad, variable, lr)
             return
-        accumulator = self._accumulators[self._get_variable_index(variable)]
+        i = self._get_variable_index(variable)
+        accumulator, m, v = self._accumulators[i], self._momentums[i], self._velocities[i]
+        state = [ops.convert_to_tensor(x) for x in (variable, m, v)]
 
         def update():
-            self.update_step(grad, variable, lr)
-            self.assign(accumulator, tf.zeros_like(grad_sum))
+            return (*self._google_update(i, grad, *state, lr), ops.zeros_like(grad_sum))
 
         def accumulate():
-            self.assign(accumulator, grad_sum)
+            return (*state, ops.convert_to_tensor(grad_sum))
 
-        tf.cond(is_update, update, accumulate)
+        new_state = ops.cond(is_update, update, accumulate)
+        for target, value in zip((variable, m, v, accumulator), new_state):
+            self.assign(target, value)
 
     # -- the update rule ----------------------------------------------------------------
 
@@ -311,31 +366,37 @@ class _GoogleAdam(keras.optimizers.Optimizer):
             learning_rate: scalar tensor. The learning rate of this update.
         """
         i = self._get_variable_index(variable)
-        dtype = variable.dtype
-        g = tf.cast(gradient, dtype)
-        lr = tf.cast(learning_rate, dtype)
         m, v = self._momentums[i], self._velocities[i]
-        next_m = self.beta_1 * tf.convert_to_tensor(m) + (1.0 - self.beta_1) * g
-        next_v = self.beta_2 * tf.convert_to_tensor(v) + (1.0 - self.beta_2) * tf.square(g)
-        self.assign(m, next_m)
-        self.assign(v, next_v)
-        if self.bias_correction:
-            t = tf.cast(self.iterations + 1, dtype)
-            next_m = next_m / _one_minus_power(self.beta_1, t)
-            next_v = next_v / _one_minus_power(self.beta_2, t)
-        update = next_m / (tf.sqrt(next_v) + self.epsilon)
-        if self._use_decay[i]:
-            update += self.weight_decay_rate * tf.convert_to_tensor(variable)
-        if self._use_adaptation[i]:
-            update = self._trust_ratio(variable, update) * update
-        self.assign_sub(variable, lr * update)
+        state = [ops.convert_to_tensor(x) for x in (variable, m, v)]
+        new_w, new_m, new_v = self._google_update(i, gradient, *state, learning_rate)
+        self.assign(m, new_m)
+        self.assign(v, new_v)
+        self.assign(variable, new_w)
 
-    def _trust_ratio(self, variable, update):
+    def _google_update(self, i, gradient, w, m, v, learning_rate):
+        """Google's rule on values: the new weight, first and second moments of variable i."""
+        dtype = w.dtype
+        g = ops.cast(gradient, dtype)
+        lr = ops.cast(learning_rate, dtype)
+        next_m = self.beta_1 * m + (1.0 - self.beta_1) * g
+        next_v = self.beta_2 * v + (1.0 - self.beta_2) * ops.square(g)
+        m_hat, v_hat = next_m, next_v
+        if self.bias_correction:
+            t = ops.cast(self.iterations + 1, dtype)
+            m_hat = next_m / _one_minus_power(self.beta_1, t)
+            v_hat = next_v / _one_minus_power(self.beta_2, t)
+        update = m_hat / (ops.sqrt(v_hat) + self.epsilon)
+        if self._use_decay[i]:
+            update = update + self.weight_decay_rate * w
+        if self._use_adaptation[i]:
+            update = self._trust_ratio(w, update) * update
+        return w - lr * update, next_m, next_v
+
+    def _trust_ratio(self, w, update):
         """LAMB's ||w|| / ||u||, or 1.0 when either norm is 0."""
-        w_norm = tf.norm(tf.convert_to_tensor(variable))
-        u_norm = tf.norm(update)
-        safe = tf.logical_and(w_norm > 0, u_norm > 0)
-        return tf.where(safe, w_norm / tf.where(safe, u_norm, 1.0), 1.0)
+        w_norm, u_norm = _norm(w), _norm(update)
+        safe = ops.logical_and(w_norm > 0, u_norm > 0)
+        return ops.where(safe, w_norm / ops.where(safe, u_norm, 1.0), 1.0)
 
     # -- serialization --------------------------------------------------------------------
 
