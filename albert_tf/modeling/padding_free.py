@@ -26,6 +26,10 @@ except ImportError:  # pragma: no cover - a layout without it: assume XLA, stay 
 
 def in_xla_context() -> bool:
     """True while tracing for XLA (tf.function(jit_compile=True), Keras jit_compile, TPU)."""
+    import keras  # noqa: PLC0415
+
+    if keras.backend.backend() != "tensorflow":  # JAX: every step is traced for XLA
+        return True
     if GraphOrParentsInXlaContext is None:
         return True
     return bool(GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph()))
