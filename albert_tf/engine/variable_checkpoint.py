@@ -57,12 +57,6 @@ def checkpoint_file(prefix) -> str:
     return str(prefix) + DATA_SUFFIX
 
 
-def _path_without_root(path: str) -> str:
-    """A variable's Keras path without the model's own name (a classifier and a pretrainer
-    share their encoder's paths below it)."""
-    return path.split("/", 1)[1] if "/" in path else path
-
-
 class VariableCheckpoint:
     """The model's and its optimizer's variables, written to and restored from one `.npz`.
 
@@ -126,8 +120,12 @@ class VariableCheckpoint:
         Args:
             prefix: str. The checkpoint's path without suffix.
             model_only: bool. Restore the model's variables only (initialising a new run from
-                another run's checkpoint); their paths are matched below the model's name, and
-                the saved model may hold more variables (another head). Default False.
+                another run's checkpoint); matched by Keras path (the encoder's are the same
+                in every task model), the saved model may hold others (another head).
+                Default False.
+
+        Returns:
+            With `model_only`: the paths of the model's variables the file lacks; else None.
 
         Raises:
             ValueError: when the file is unreadable or its variables do not match the model's
@@ -156,12 +154,10 @@ class VariableCheckpoint:
             variable.assign(value)
 
     def _restore_model_by_path(self, saved, index):
-        by_path = {
-            _path_without_root(path): (i, shape) for i, (path, shape) in enumerate(index["model"])
-        }
+        by_path = {path: (i, shape) for i, (path, shape) in enumerate(index["model"])}
         missing = []
         for v in self.model.variables:
-            entry = by_path.get(_path_without_root(v.path))
+            entry = by_path.get(v.path)
             if entry is None or entry[1] != list(v.shape):
                 missing.append(v.path)
                 continue
