@@ -7,6 +7,7 @@ import contextlib
 import math
 
 import keras
+from keras.src.backend.tensorflow.trainer import reduce_per_replica
 import tensorflow as tf
 
 from albert_tf.engine import distribute
@@ -107,8 +108,6 @@ def step_function(model, step_fn, steps: int):
     Replaces Keras 3's own steps_per_execution loop, which runs each step inside a tf.cond on
     an optional of the next batch; MultiWorkerMirroredStrategy's collectives cannot run there
     ("You must feed a value for placeholder tensor ... multi_step_on_iterator")."""
-    from keras.src.backend.tensorflow.trainer import reduce_per_replica  # noqa: PLC0415
-
     strategy = model.distribute_strategy
 
     @tf.function(jit_compile=bool(model.jit_compile), reduce_retracing=True)

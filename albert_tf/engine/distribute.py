@@ -152,6 +152,7 @@ def get_strategy(
     if strategy_type not in STRATEGIES:
         raise ValueError(f"--strategy_type {strategy_type!r} is unknown; use one of {STRATEGIES}")
     if not _on_tensorflow():  # keras.distribution: albert_tf/engine/keras_distribution.py
+        # deferred: Keras stays off this module's import
         from albert_tf.engine.keras_distribution import keras_strategy
 
         return keras_strategy(strategy_type, num_gpus=num_gpus)

@@ -61,7 +61,7 @@ class KerasDistribution:
 
 def _local_devices(kind=None) -> list:
     """Keras' names of this host's devices of `kind` (default: the accelerator, else the CPU)."""
-    import jax  # noqa: PLC0415
+    import jax  # noqa: PLC0415  deferred: JAX is imported only on its backend
 
     devices = jax.local_devices(backend=kind) if kind else jax.local_devices()
     return [f"{d.platform}:{d.id}" for d in devices]
@@ -125,7 +125,7 @@ def keras_strategy(strategy_type: str, *, num_gpus=None) -> KerasDistribution:
 
 
 def _has_platform(kind) -> bool:
-    import jax  # noqa: PLC0415
+    import jax  # noqa: PLC0415  deferred: JAX is imported only on its backend
 
     try:
         return bool(jax.devices(kind))

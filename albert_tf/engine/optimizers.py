@@ -103,7 +103,7 @@ def _dense_gradients(grads):
     Google's moment update touches every row."""
     if not _on_tensorflow():
         return [ops.convert_to_tensor(g) for g in grads]
-    import tensorflow as tf
+    import tensorflow as tf  # deferred: only when TensorFlow is the Keras backend
 
     return [tf.convert_to_tensor(g) for g in grads]
 
@@ -114,7 +114,7 @@ def _sum_across_replicas(grads):
     one replica, and on JAX, whose gradients are already those of the global batch."""
     if not _on_tensorflow():
         return list(grads)
-    import tensorflow as tf
+    import tensorflow as tf  # deferred: only when TensorFlow is the Keras backend
 
     ctx = tf.distribute.get_replica_context()
     if ctx is None:
@@ -135,7 +135,7 @@ def _update_each_variable(update, variables, per_variable, shared):
         for variable, args in zip(variables, per_variable):
             update(variable, *args, *shared)
         return
-    import tensorflow as tf
+    import tensorflow as tf  # deferred: only when TensorFlow is the Keras backend
 
     def cross_replica(strategy, per_variable, shared):
         for variable, args in zip(variables, per_variable):

@@ -12,7 +12,6 @@ so ram:// and gs:// work as a local folder does.
 
 from __future__ import annotations
 
-import io
 import json
 
 import keras
@@ -132,8 +131,7 @@ class VariableCheckpoint:
                 (names, count or shapes).
         """
         try:
-            with np.load(io.BytesIO(fileio.read_bytes(checkpoint_file(prefix)))) as data:
-                saved = {k: data[k] for k in data.files}
+            saved = fileio.read_npz(checkpoint_file(prefix))
             index = json.loads(bytes(saved.pop("index")).decode())
         except (OSError, ValueError, KeyError, EOFError) as e:
             raise ValueError(f"unreadable ({type(e).__name__}: {e})") from None

@@ -16,6 +16,7 @@ which needs static shapes (bucketing covers those). Google's code has no such pa
 no variable and no real-position number.
 """
 
+import keras
 import tensorflow as tf
 
 try:
@@ -26,8 +27,6 @@ except ImportError:  # pragma: no cover - a layout without it: assume XLA, stay 
 
 def in_xla_context() -> bool:
     """True while tracing for XLA (tf.function(jit_compile=True), Keras jit_compile, TPU)."""
-    import keras  # noqa: PLC0415
-
     if keras.backend.backend() != "tensorflow":  # JAX: every step is traced for XLA
         return True
     if GraphOrParentsInXlaContext is None:
