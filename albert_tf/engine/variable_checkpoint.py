@@ -73,7 +73,7 @@ class VariableCheckpoint:
     >>> VariableCheckpoint(model).write(prefix).endswith("ckpt-0.weights.npz")
     True
     >>> kernel = np.asarray(model.weights[0]).copy()
-    >>> model.weights[0].assign(np.zeros((3, 2)))
+    >>> _ = model.weights[0].assign(np.zeros((3, 2)))
     >>> VariableCheckpoint(model).restore(prefix)
     >>> bool(np.array_equal(np.asarray(model.weights[0]), kernel))
     True
