@@ -498,6 +498,12 @@ def write_npz(path, arrays: dict, compressed: bool = False) -> str:
     return write_bytes(path, buffer.getvalue())
 
 
+def read_npz(path) -> dict:
+    """The arrays of the `.npz` file at `path` (any filesystem), as {name: numpy array}."""
+    with np.load(io.BytesIO(read_bytes(path))) as data:
+        return {name: data[name] for name in data.files}
+
+
 def create_exclusive(path, text: str) -> bool:
     """Create `path` holding `text` only if it does not exist; False if it does. Local: one
     atomic step (a hard link of a complete temporary file fails if the name exists). Remote:

@@ -27,7 +27,7 @@ def compile_for_training(model, optimizer, run: RunConfig, strategy, steps_per_e
         jit_compile=distribute.jit_compile_default(strategy, run.jit_compile),
         steps_per_execution=per_execution,
     )
-    if per_execution > 1:
+    if per_execution > 1 and _on_tensorflow():  # Keras' own loop on JAX (no collectives issue)
         model.train_function = step_function(model, model.train_step, per_execution)
         model.test_function = step_function(model, model.test_step, 1)
     return model
@@ -38,6 +38,10 @@ def one_step_per_call(model):
     """Within: steps_per_execution 1. A model compiled for training has the engine's one-step
     test_function but steps_per_execution = iterations_per_loop, so Keras' evaluate would call
     it once per iterations_per_loop batches and score only every n-th batch."""
+    if not _on_tensorflow():
+        with _jax_functions_of(model, 1, ("test_function", "predict_function")):
+            yield model
+        return
     per_execution, model.steps_per_execution = model.steps_per_execution, 1
     try:
         yield model
@@ -49,6 +53,10 @@ def one_step_per_call(model):
 def single_step_training(model):
     """Within: the training function runs one step per call, so a catch-up epoch of any length
     fits (the compiled function of --iterations_per_loop steps comes back afterwards)."""
+    if not _on_tensorflow():
+        with _jax_functions_of(model, 1, ("train_function",)):
+            yield
+        return
     saved = model.steps_per_execution, model.train_function
     if saved[0] > 1:
         model.steps_per_execution = 1
@@ -57,6 +65,30 @@ def single_step_training(model):
         yield
     finally:
         model.steps_per_execution, model.train_function = saved
+
+
+def _on_tensorflow() -> bool:
+    return keras.backend.backend() == "tensorflow"
+
+
+@contextlib.contextmanager
+def _jax_functions_of(model, steps: int, names: tuple):
+    """Within: the model runs `steps` steps per call. On JAX, Keras compiles its train / test /
+    predict functions for the steps_per_execution they are first made with; the ones for
+    `steps` are kept on the model across calls (one XLA compile each), the others come back."""
+    kept = model.__dict__.setdefault("_albert_functions_by_steps", {})
+    outer = model.steps_per_execution
+    saved = {name: getattr(model, name) for name in names}
+    model.steps_per_execution = steps
+    for name in names:
+        setattr(model, name, kept.get((steps, name)))
+    try:
+        yield
+    finally:
+        for name in names:
+            kept[(steps, name)] = getattr(model, name)
+            setattr(model, name, saved[name])
+        model.steps_per_execution = outer
 
 
 def compile_for_inference(model, strategy=None, jit_compile=None):

@@ -151,6 +151,11 @@ def get_strategy(
         strategy_type = "tpu"
     if strategy_type not in STRATEGIES:
         raise ValueError(f"--strategy_type {strategy_type!r} is unknown; use one of {STRATEGIES}")
+    if not _on_tensorflow():  # keras.distribution: albert_tf/engine/keras_distribution.py
+        # deferred: Keras stays off this module's import
+        from albert_tf.engine.keras_distribution import keras_strategy
+
+        return keras_strategy(strategy_type, num_gpus=num_gpus)
     if strategy_type == "tpu":
         return _tpu_strategy(tpu, tpu_zone, gcp_project, tpu_connect_timeout)
     if strategy_type == "multi_worker_mirrored":
@@ -183,10 +188,19 @@ def _multi_worker_strategy(all_reduce_alg):
     )
 
 
+def _on_tensorflow() -> bool:
+    import keras  # deferred: keeps Keras off this module's import
+
+    return keras.backend.backend() == "tensorflow"
+
+
 def jit_compile_default(strategy, requested=None):
-    """XLA on for TPU unless asked otherwise; off elsewhere unless asked."""
+    """XLA on for TPU unless asked otherwise; off elsewhere unless asked. On JAX every step is
+    compiled by XLA unless asked otherwise (--use_xla is implicit there)."""
     if requested is not None:
         return bool(requested)
+    if not _on_tensorflow():
+        return True
     return isinstance(strategy, tf.distribute.TPUStrategy)
 
 
@@ -287,6 +301,8 @@ def distribute_dataset(strategy, dataset_fn, global_batch_size: int):
         logging.info("global batch %d = %d replicas × %d", *split)
     if isinstance(strategy, tf.distribute.OneDeviceStrategy) or strategy.num_replicas_in_sync == 1:
         return dataset_fn(per_replica, tf.distribute.InputContext())
+    if not _on_tensorflow():  # Keras splits the global batch over devices (and hosts) itself
+        return dataset_fn(global_batch_size, tf.distribute.InputContext())
     return strategy.distribute_datasets_from_function(
         lambda ctx: dataset_fn(ctx.get_per_replica_batch_size(global_batch_size), ctx)
     )

@@ -28,7 +28,7 @@ from albert_tf.engine.results import RESULTS_FILE, append_results, format_metric
 from albert_tf.engine.run_config import RunConfig
 from albert_tf.engine.run_lock import output_dir_lock
 from albert_tf.engine.run_summary import RunSummary
-from albert_tf.engine.save_points import BEST_CHECKPOINT
+from albert_tf.engine.save_points import BEST_CHECKPOINT, checkpoint_exists, latest_checkpoint
 from albert_tf.engine.task_protocol import FineTuningTask, check_task
 from albert_tf.modeling.padding_free import set_padding_free
 from albert_tf.text.vocab_files import read_spm_model
@@ -259,7 +259,7 @@ def build_eval_model(model_fn: Callable, opts: FineTuningOptions, strategy=None,
         model = compile_for_inference(
             padding_free_model_fn(model_fn, opts)(), strategy, opts.jit_compile
         )
-    source = checkpoint or tf.train.latest_checkpoint(opts.output_dir) or opts.init_checkpoint
+    source = checkpoint or latest_checkpoint(opts.output_dir) or opts.init_checkpoint
     if source:
         init_from_checkpoint(model, source, require_encoder=True)
     return model
@@ -323,7 +323,7 @@ def finetune(
 def warn_if_random_init(opts: FineTuningOptions, do_train: bool) -> bool:
     """One WARNING when training starts from random weights (no --init_checkpoint and nothing
     to resume in output_dir): the classic "ALBERT gets 50% on SST-2" run. True if warned."""
-    if not do_train or opts.init_checkpoint or tf.train.latest_checkpoint(opts.output_dir):
+    if not do_train or opts.init_checkpoint or latest_checkpoint(opts.output_dir):
         return False
     logging.warning(
         "--init_checkpoint is not set: training starts from random weights, not a "
@@ -421,7 +421,7 @@ def _note_training(summary, trained, opts):
             f"best checkpoint (step {trained.best.get('global_step')}; {format_metrics(metric)})",
         )
     last = fileio.join(opts.output_dir, f"ckpt-{trained.global_step}")
-    if fileio.exists(last + ".index"):
+    if checkpoint_exists(last):
         summary.add(last, "last checkpoint (resumable: model + optimizer)")
     summary.add(opts.output_dir, f"TensorBoard: tensorboard --logdir {opts.output_dir}")
 

@@ -7,7 +7,14 @@ import re
 from absl import logging
 import tensorflow as tf
 
+from albert_tf.core import fileio
 from albert_tf.core.errors import InputError
+from albert_tf.engine.save_points import latest_checkpoint
+from albert_tf.engine.variable_checkpoint import (
+    VariableCheckpoint,
+    checkpoint_file,
+    uses_variable_checkpoints,
+)
 from albert_tf.formats.tf1 import load_original_checkpoint, resolve_checkpoint_path
 from albert_tf.formats.tfhub import load_tfhub, source_kind
 
@@ -23,6 +30,10 @@ def init_from_checkpoint(model, path, **kwargs):
         _, report = load_tfhub(path, model)
         logging.info("%s", report)
         return report
+    if uses_variable_checkpoints():
+        run_checkpoint = _variable_checkpoint_of(path)
+        if run_checkpoint:
+            return _init_from_variable_checkpoint(model, run_checkpoint)
     try:
         path = resolve_checkpoint_path(path)
     except FileNotFoundError as e:
@@ -65,4 +76,37 @@ def _init_from_object_checkpoint(model, path, names):
         len(names) - 1,
     )
     tf.train.Checkpoint(model=model).restore(path).expect_partial()
+    return None
+
+
+def _variable_checkpoint_of(path):
+    """The prefix of a JAX-backend run's checkpoint that `path` names (the prefix, its
+    `.weights.npz`, or a run folder whose newest checkpoint is one); None otherwise."""
+    path = str(path)
+    if path.endswith(".weights.npz"):
+        path = path[: -len(".weights.npz")]
+    if fileio.exists(checkpoint_file(path)):
+        return path
+    if fileio.is_folder(path):
+        return latest_checkpoint(path)
+    return None
+
+
+def _init_from_variable_checkpoint(model, path):
+    """The model's variables from a JAX-backend run's checkpoint (engine/variable_checkpoint.py),
+    matched by their Keras paths below the model's name; every encoder variable must be there."""
+    encoder = getattr(model, "albert", model)
+    try:
+        missing = VariableCheckpoint(model).restore(path, model_only=True)
+    except ValueError as e:
+        raise InputError(f"checkpoint {checkpoint_file(path)} is {e}") from None
+    needed = {v.path for v in encoder.weights}
+    lacking = sorted(needed & set(missing))
+    if lacking:
+        raise InputError(
+            f"checkpoint {checkpoint_file(path)} holds {len(needed) - len(lacking)} of the "
+            f"{len(needed)} encoder variables the model needs (missing e.g. {lacking[0]}); the "
+            "others would stay random"
+        )
+    logging.info("run checkpoint %s: every encoder variable present", checkpoint_file(path))
     return None

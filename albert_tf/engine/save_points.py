@@ -23,6 +23,7 @@ from albert_tf.core.fileio import write_text_atomic
 from albert_tf.engine.compiling import one_step_per_call
 from albert_tf.engine.fault_injection import kill_point
 from albert_tf.engine.results import append_results, format_metrics, format_results, format_value
+from albert_tf.engine.variable_checkpoint import checkpoint_file, uses_variable_checkpoints
 from albert_tf.formats.tf1 import save_original_checkpoint
 
 BEST_CHECKPOINT = "model.ckpt-best"
@@ -48,6 +49,24 @@ def checkpoint_names(directory) -> list:
     return [n for n in names if n != latest] + [latest]
 
 
+def checkpoint_exists(prefix) -> bool:
+    """Whether the engine's checkpoint `prefix` (e.g. `out/ckpt-6`) is on disk: its `.index`
+    on TensorFlow, its `.weights.npz` on the other backends (engine/variable_checkpoint.py)."""
+    if uses_variable_checkpoints():
+        return fileio.exists(checkpoint_file(prefix))
+    return fileio.exists(prefix + ".index")
+
+
+def latest_checkpoint(directory):
+    """The newest complete checkpoint of `directory` as a prefix, or None (what
+    tf.train.latest_checkpoint gives on TensorFlow, for this backend's checkpoint files)."""
+    if not uses_variable_checkpoints():
+        return tf.train.latest_checkpoint(directory)
+    names = checkpoint_names(directory) if fileio.isdir(directory) else []
+    path = fileio.join(directory, names[-1]) if names else None
+    return path if path and checkpoint_exists(path) else None
+
+
 def write_checkpoint_state(directory, names):
     """The `checkpoint` state with bare names, resolvable from any working folder (TF's own
     update_checkpoint_state records names relative to a relative folder as `../ckpt-5`)."""
@@ -64,10 +83,11 @@ class _CheckpointFiles:
 
     def __init__(self, checkpoint, directory, keep):
         self.checkpoint, self.directory, self.keep = checkpoint, directory, keep
-        checkpoint.save_counter  # noqa: B018  created now, so `write` saves it and restores match
+        if not uses_variable_checkpoints():
+            checkpoint.save_counter  # noqa: B018  created now, so `write` saves it and restores match
 
     def latest(self):
-        return tf.train.latest_checkpoint(self.directory)
+        return latest_checkpoint(self.directory)
 
     def save(self, step) -> str:
         name = f"ckpt-{step}"
@@ -107,11 +127,15 @@ def restore_latest(checkpoint, directory):
     broken = []
     for name in reversed(names):
         path = fileio.join(directory, name)
-        if not fileio.exists(path + ".index"):
-            broken.append(f"{path} (its .index is missing)")
+        if not checkpoint_exists(path):
+            missing = checkpoint_file(path) if uses_variable_checkpoints() else path + ".index"
+            broken.append(f"{path} (its {fileio.basename(missing)} is missing)")
             continue
         try:
-            checkpoint.restore(path).assert_existing_objects_matched()
+            if uses_variable_checkpoints():
+                checkpoint.restore(path)
+            else:
+                checkpoint.restore(path).assert_existing_objects_matched()
         except (IndexError, ValueError, AssertionError, tf.errors.OpError) as e:
             broken.append(f"{path} ({storage_cause(e)})")
             logging.warning(
@@ -147,10 +171,13 @@ class SavePoints:
 
     def step(self):
         """Optimizer updates so far (with gradient accumulation, one per N micro-batches)."""
+        sync = getattr(self.model, "jax_state_sync", None)
+        if sync is not None:  # JAX's fit holds the state apart from the variables until synced
+            sync()
         return int(self.model.optimizer.iterations.numpy())
 
     def latest_checkpoint(self):
-        return tf.train.latest_checkpoint(self.run.output_dir)
+        return latest_checkpoint(self.run.output_dir)
 
     def _best_path(self):
         return fileio.join(self.run.output_dir, "best_trial.json")

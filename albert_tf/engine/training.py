@@ -36,6 +36,7 @@ from albert_tf.engine.preemption import save_on_sigterm
 from albert_tf.engine.run_config import RunConfig
 from albert_tf.engine.run_lock import output_dir_lock
 from albert_tf.engine.save_points import SavePoints, restore_latest
+from albert_tf.engine.variable_checkpoint import VariableCheckpoint, uses_variable_checkpoints
 
 
 @dataclasses.dataclass
@@ -332,9 +333,12 @@ def _build(model_fn, optimizer_fn, run, strategy):
         compile_for_training(
             model, optimizer, run, strategy, _save_every(run) * run.gradient_accumulation_steps
         )
-        checkpoint = tf.train.Checkpoint(
-            model=model, optimizer=model.optimizer, seed_states=_seed_states(model)
-        )
+        if uses_variable_checkpoints():  # a Keras variable on JAX is no TF trackable
+            checkpoint = VariableCheckpoint(model)
+        else:
+            checkpoint = tf.train.Checkpoint(
+                model=model, optimizer=model.optimizer, seed_states=_seed_states(model)
+            )
     return model, checkpoint
 
 

@@ -21,7 +21,7 @@ from albert_tf.engine.results import RESULTS_FILE, append_results, format_metric
 from albert_tf.engine.run_config import RunConfig
 from albert_tf.engine.run_lock import output_dir_lock
 from albert_tf.engine.run_summary import RunSummary
-from albert_tf.engine.save_points import BEST_CHECKPOINT
+from albert_tf.engine.save_points import BEST_CHECKPOINT, latest_checkpoint
 from albert_tf.modeling.albert_model import AlbertPretrainer
 from albert_tf.pretraining.input import pretraining_dataset
 
@@ -287,7 +287,7 @@ def _evaluate_checkpoint(config, opts, strategy) -> dict:
     evaluate = make_evaluate_fn(opts, strategy)
     with strategy.scope():
         model = compile_for_inference(_model_fn(config, opts)(), strategy, opts.jit_compile)
-    source = tf.train.latest_checkpoint(opts.output_dir) or opts.init_checkpoint
+    source = latest_checkpoint(opts.output_dir) or opts.init_checkpoint
     if not source:
         raise ValueError(
             "--do_eval without --do_train needs a checkpoint in --output_dir or --init_checkpoint"
