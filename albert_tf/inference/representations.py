@@ -366,7 +366,7 @@ def fill_mask(
         "input_ids": tf.constant([ids], tf.int32),
         "masked_lm_positions": tf.constant([positions], tf.int32),
     }
-    logits = model(features, training=False)["mlm_logits"].numpy()[0].astype(np.float64)
+    logits = np.asarray(model(features, training=False)["mlm_logits"])[0].astype(np.float64)
     probs = np.exp(logits - logits.max(-1, keepdims=True))
     probs /= probs.sum(-1, keepdims=True)
     inv = encoder.tokenizer.convert_ids_to_tokens

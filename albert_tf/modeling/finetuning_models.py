@@ -249,6 +249,14 @@ class AlbertMultipleChoice(_PooledTaskModel):
 
     config_args = ("num_choices", "dropout_prob")
 
+    def serving_polymorphic_shapes(self):
+        """Google's flattened records: every feature [batch, num_choices · length].
+
+        Returns:
+            list: one dict, feature name to its jax2tf shape.
+        """
+        return [{name: f"(b, {self.num_choices}*t)" for name in self.serving_features}]
+
     def __init__(self, config, num_choices=4, dropout_prob=0.1, **kwargs):
         kwargs.setdefault("name", "albert_multiple_choice")
         super().__init__(config, 1, dropout_prob, **kwargs)

@@ -197,6 +197,15 @@ class ServingSignature:
             {name: f"(b, {self.serving_lengths.get(name, 't')})" for name in self.serving_features}
         ]
 
+    def serving_constraints(self):
+        """What JAX's export may assume of the symbolic lengths (jax2tf's
+        `polymorphic_constraints`); none by default.
+
+        Returns:
+            tuple of str, such as `("t >= 5",)`.
+        """
+        return ()
+
     def serving_input_signature(self):
         """The input signature that `export` uses by default.
 
@@ -253,10 +262,10 @@ class ServingSignature:
             input_signature = self.serving_input_signature()
             if keras.backend.backend() == "jax" and format == "tf_saved_model":
                 # Keras gives each unknown dimension its own symbol; ours share b and t
-                kwargs.setdefault("jax2tf_kwargs", {})
-                kwargs["jax2tf_kwargs"].setdefault(
-                    "polymorphic_shapes", self.serving_polymorphic_shapes()
-                )
+                jax2tf_kwargs = kwargs.setdefault("jax2tf_kwargs", {})
+                jax2tf_kwargs.setdefault("polymorphic_shapes", self.serving_polymorphic_shapes())
+                jax2tf_kwargs.setdefault("polymorphic_constraints", self.serving_constraints())
+                jax2tf_kwargs.setdefault("with_gradient", False)  # a serving graph
         return keras.Model.export(
             ServingModel(self),
             filepath,

@@ -157,6 +157,15 @@ class AlbertSquadV2(_SquadBase):
     """
 
     config_args = ("start_n_top", "end_n_top", "dropout_prob")
+
+    def serving_constraints(self):
+        """The beams' top-k need at least `start_n_top` and `end_n_top` positions.
+
+        Returns:
+            tuple of str: jax2tf's `polymorphic_constraints`.
+        """
+        return (f"t >= {max(self.start_n_top, self.end_n_top)}",)
+
     serving_features = ServingSignature.serving_features + ("p_mask",)
 
     def __init__(self, config, start_n_top=5, end_n_top=5, dropout_prob=0.1, **kwargs):

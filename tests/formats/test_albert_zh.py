@@ -16,6 +16,8 @@ from albert_tf import AlbertConfig, AlbertPretrainer, convert_model, load_origin
 from albert_tf.core.errors import InputError
 from albert_tf.formats.tf1 import check_checkpoint_fits_config, read_original_checkpoint
 
+pytestmark = pytest.mark.backends  # CI runs these on TensorFlow and on JAX
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 LAYOUTS = ["albert_zh_tiny", "albert_zh_tiny_google"]
 OUTPUTS = [

@@ -16,6 +16,8 @@ from albert_tf import (
 from albert_tf.formats.tf1 import read_original_checkpoint
 from albert_tf.modeling.names import original_variable_map
 
+pytestmark = pytest.mark.backends  # CI runs these on TensorFlow and on JAX
+
 
 @pytest.fixture(scope="module")
 def tiny_dir(fixtures_dir):

@@ -21,6 +21,8 @@ from albert_tf import (
     load_huggingface,
 )
 
+pytestmark = pytest.mark.backends  # CI runs these on TensorFlow and on JAX
+
 TOL = dict(rtol=0, atol=1e-5)
 
 

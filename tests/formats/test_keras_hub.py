@@ -16,6 +16,8 @@ from albert_tf import (
 from albert_tf.formats.keras_hub import backbone_kwargs, to_backbone
 from albert_tf.modeling.names import original_variable_map
 
+pytestmark = pytest.mark.backends  # CI runs these on TensorFlow and on JAX
+
 TOL = dict(rtol=0, atol=1e-5)
 
 

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 
+import keras
 import numpy as np
 import pytest
 from repo_paths import FIXTURES
@@ -23,6 +24,8 @@ from albert_tf.formats.tf1 import read_original_checkpoint
 from albert_tf.interop.model_files import detect_format
 from albert_tf.modeling.names import original_variable_map
 from albert_tf.text.vocab_files import read_spm_model
+
+pytestmark = pytest.mark.backends  # CI runs these on TensorFlow and on JAX
 
 TFHUB = FIXTURES / "tfhub"
 TINY = FIXTURES / "albert_tiny"
@@ -386,6 +389,10 @@ def test_validation_checks_a_tfhub_init_checkpoint():
         )
 
 
+@pytest.mark.skipif(
+    keras.backend.backend() != "tensorflow",
+    reason="a driver run: the engine's JAX path is separate",
+)
 def test_driver_initialises_from_a_tfhub_folder(tmp_path, data_dir):
     """run_classifier.py --init_checkpoint=<SavedModel folder> --spm_model_file=<preprocessing
     folder>: the encoder loads from the SavedModel (its report logged), two steps train."""

@@ -3,9 +3,12 @@
 import subprocess
 import sys
 
+import pytest
+
 from albert_tf import AlbertClassifier, AlbertConfig
 
 
+@pytest.mark.backends  # the fresh process inherits KERAS_BACKEND
 def test_load_model_in_a_fresh_process(fixtures_dir, tmp_path):
     config = AlbertConfig.from_json_file(str(fixtures_dir / "albert_tiny" / "albert_config.json"))
     path = tmp_path / "classifier.keras"

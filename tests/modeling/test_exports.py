@@ -1,5 +1,6 @@
 """Keras' own model.export (SavedModel and LiteRT) of every task model, no signature given."""
 
+import keras
 import numpy as np
 import pytest
 from repo_paths import FIXTURES
@@ -48,8 +49,14 @@ def assert_close(got, want):
         )
 
 
+@pytest.mark.backends  # on JAX through jax2tf
 @pytest.mark.parametrize("kind", sorted(MODELS))
 def test_saved_model_export_serves_like_python(kind, tmp_path):
+    if kind == "squad_v2" and keras.backend.backend() == "jax":
+        pytest.skip(
+            "JAX 0.10 lowers top_k to a StableHLO composite that TensorFlow 2.21's "
+            "XlaCallModule cannot read back"
+        )
     model = MODELS[kind]()
     model.export(tmp_path / "sm", verbose=False)
     loaded = tf.saved_model.load(str(tmp_path / "sm"))
