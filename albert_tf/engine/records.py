@@ -78,6 +78,10 @@ def shuffled_epochs(ds, buffer_size: int, seed=None):
     base = tf.constant(seed, tf.int64)
 
     def epoch(e):
+        # the order is a function of `seed` alone: a global seed (keras.utils.set_random_seed)
+        # would be mixed in, and a global seed of 0 makes tf.data compare the seed tensor as a
+        # Python bool
+        tf.compat.v1.get_default_graph().seed = None
         epoch_seed = tf.random.stateless_uniform(
             [], tf.stack([base, e]), minval=None, maxval=None, dtype=tf.int64
         )

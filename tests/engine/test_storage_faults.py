@@ -1,5 +1,5 @@
 """Storage faults end in one line naming the path and the cause: a full disk while writing a
-feature cache or a checkpoint (a real 400 KB tmpfs where it can be mounted, an injected write
+feature cache or a checkpoint (a real 1 MB tmpfs where it can be mounted, an injected write
 error everywhere), and a truncated latest checkpoint, which is reported by name while the run
 falls back to the previous intact one (never silently to step 0). Freed space: same command
 resumes."""
@@ -148,9 +148,10 @@ def _mount_tmpfs(path, size):
 def test_run_classifier_on_a_full_tmpfs_fails_in_one_line_then_resumes(
     fixtures_dir, data_dir, tmp_path
 ):
-    """A real full filesystem (a 400 KB tmpfs with a filler file; root only: CI runs as root)."""
+    """A real full filesystem (a 1 MB tmpfs with a filler file; root only: CI runs as root).
+    The resumed run writes its checkpoint and the run folder's spm.model (256 KB) there."""
     disk = tmp_path / "disk"
-    if not _mount_tmpfs(disk, "400k"):
+    if not _mount_tmpfs(disk, "1m"):
         pytest.skip("cannot mount a tmpfs here (needs root); the injected-error tests cover it")
     try:
         filler = disk / "filler"
