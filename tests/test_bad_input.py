@@ -434,6 +434,8 @@ def pretraining_cases(f):
         ),
         ("output_dir_is_file", {"output_dir": f["a_file"]}, "is a file"),
         ("no_config", {"albert_config_file": None}, "--albert_config_file is required"),
+        # the default --eval_batch_size 64, the fixture's 32 records: not one whole batch
+        ("eval_batch_beyond_records", {"do_eval": True}, "--eval_batch_size=64 is more than"),
     ], base
 
 

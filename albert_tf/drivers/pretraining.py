@@ -68,6 +68,8 @@ def validate_pretraining(FLAGS):
     )
     if not FLAGS.do_train:
         v.check_has_checkpoint(FLAGS, "for --do_eval without --do_train")
+    if FLAGS.do_eval:
+        check_one_eval_batch(FLAGS)
     return config
 
 
@@ -117,6 +119,22 @@ def check_pretraining_records(flag, spec, max_seq_length, max_predictions_per_se
                 f"{path}: record 1 has token id {top}, beyond the ALBERT config's "
                 f"vocab_size {vocab_size}: built with another tokenizer"
             )
+
+
+def check_one_eval_batch(FLAGS):
+    """--do_eval reads whole batches of --eval_batch_size only (static shapes): records fewer
+    than one batch would evaluate nothing, after all the training."""
+    # deferred: keeps TensorFlow off this module's import
+    from albert_tf.pretraining.input import count_records
+
+    flag = "eval_input_file" if FLAGS.eval_input_file else "input_file"
+    have = count_records(FLAGS[flag].value, FLAGS.eval_batch_size)
+    if have < FLAGS.eval_batch_size:
+        raise InputError(
+            f"--eval_batch_size={FLAGS.eval_batch_size} is more than the {have} records of "
+            f"--{flag}: --do_eval reads whole batches only, so it would score none; lower "
+            "--eval_batch_size"
+        )
 
 
 def _first_example(flag, path) -> dict:

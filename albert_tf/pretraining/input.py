@@ -41,6 +41,27 @@ def expand_patterns(input_file) -> list:
     return files
 
 
+def count_records(input_file, limit: int) -> int:
+    """The records of `input_file` (comma-separated paths or globs), counted up to `limit`:
+    reads no further than that, so it is cheap on a large corpus.
+
+    Args:
+        input_file: str or list. The TFRecord files.
+        limit: int. The most records to count.
+
+    Returns:
+        int: min(the number of records, limit).
+
+    Example:
+
+    >>> from albert_tf.pretraining.input import count_records
+    >>> count_records("tests/data/fixtures/pretraining.tfrecord", 100)
+    32
+    """
+    records = tf.data.TFRecordDataset(expand_patterns(input_file)).take(limit)
+    return int(records.reduce(0, lambda n, _: n + 1))
+
+
 def pretraining_dataset(
     input_file,
     batch_size: int,

@@ -23,7 +23,7 @@ from albert_tf.engine.run_lock import output_dir_lock
 from albert_tf.engine.run_summary import RunSummary
 from albert_tf.engine.save_points import BEST_CHECKPOINT, latest_checkpoint
 from albert_tf.modeling.albert_model import AlbertPretrainer
-from albert_tf.pretraining.input import pretraining_dataset
+from albert_tf.pretraining.input import count_records, pretraining_dataset
 
 
 @dataclasses.dataclass
@@ -121,13 +121,51 @@ def _optimizer_fn(opts):
     )
 
 
-def eval_dataset_fn(opts):
-    """The evaluation `dataset_fn(per_replica_batch, input_context)` of a run: at most
-    max_eval_steps batches of eval_input_file (else input_file)."""
+def eval_steps(opts, strategy=None) -> int:
+    """The batches one evaluation scores: max_eval_steps, or fewer when the evaluation
+    records hold fewer whole batches (batches are whole: static shapes, as Google's input_fn).
+
+    Args:
+        opts: `PretrainingOptions`. The run's settings.
+        strategy: `tf.distribute.Strategy` or None. Under MultiWorkerMirroredStrategy each
+            worker's pipeline reads its own shard of the records.
+
+    Returns:
+        int: the evaluation steps, at least 1.
+
+    Raises:
+        ValueError: when the records are fewer than one batch of eval_batch_size.
+    """
+    files = opts.eval_input_file or opts.input_file
+    have = count_records(files, opts.max_eval_steps * opts.eval_batch_size)
+    pipelines = _input_pipelines(strategy)
+    # the smallest shard (records are dealt round-robin) sets the steps every worker can take
+    steps = min(opts.max_eval_steps, (have // pipelines) // (opts.eval_batch_size // pipelines))
+    if steps == 0:
+        raise ValueError(
+            f"eval_batch_size {opts.eval_batch_size} is more than the {have} records of "
+            f"{files}: evaluation reads whole batches only, so it would score none; "
+            "lower eval_batch_size"
+        )
+    return steps
+
+
+def _input_pipelines(strategy) -> int:
+    """The input pipelines of a strategy: one per worker under MultiWorkerMirroredStrategy
+    (tf.distribute), else one (Keras' JAX distribution splits one global pipeline)."""
+    if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        return 1
+    cluster = strategy.cluster_resolver.cluster_spec().as_dict()
+    return max(1, len(cluster.get("chief", [])) + len(cluster.get("worker", [])))
+
+
+def eval_dataset_fn(opts, steps):
+    """The evaluation `dataset_fn(per_replica_batch, input_context)` of a run: `steps` global
+    batches of eval_input_file (else input_file)."""
     files = opts.eval_input_file or opts.input_file
 
     def dataset_fn(batch, ctx):
-        # max_eval_steps global steps: each pipeline feeds its replicas one batch per step.
+        # each pipeline feeds its replicas one batch per step
         per_pipeline = max(1, ctx.num_replicas_in_sync // ctx.num_input_pipelines)
         return pretraining_dataset(
             files,
@@ -136,24 +174,27 @@ def eval_dataset_fn(opts):
             opts.max_predictions_per_seq,
             is_training=False,
             input_context=ctx,
-        ).take(opts.max_eval_steps * per_pipeline)
+        ).take(steps * per_pipeline)
 
     return dataset_fn
 
 
 def make_evaluate_fn(opts, strategy):
     """Google's eval: masked_lm_accuracy/loss and sentence_order_accuracy/loss on up to
-    max_eval_steps batches."""
+    max_eval_steps batches (the records are counted once, here: `eval_steps`)."""
+    steps = eval_steps(opts, strategy)
 
     def evaluate(model):
-        ds = distribute.distribute_dataset(strategy, eval_dataset_fn(opts), opts.eval_batch_size)
-        # steps: the dataset's cardinality is unknown, and without steps Keras runs one step
-        # past its end that counts a batch twice (a replica's half of it under Mirrored,
-        # depending on timing).
+        ds = distribute.distribute_dataset(
+            strategy, eval_dataset_fn(opts, steps), opts.eval_batch_size
+        )
+        # steps, never more than the dataset holds: its cardinality is unknown, and past its
+        # end Keras ran one more step that counted a batch twice (a replica's half of it under
+        # Mirrored, depending on timing).
         # every batch scored on a model compiled for training too (the engine does the same
         # around every evaluate_fn; this covers a direct call)
         with one_step_per_call(model):
-            results = model.evaluate(ds, steps=opts.max_eval_steps, return_dict=True, verbose=0)
+            results = model.evaluate(ds, steps=steps, return_dict=True, verbose=0)
         return {k: v for k, v in results.items()}
 
     return evaluate
@@ -182,8 +223,9 @@ def pretrain(config: AlbertConfig, opts: PretrainingOptions, strategy=None) -> d
 
     Raises:
         ValueError: when neither `do_train` nor `do_eval` is set, when
-            `opts.max_seq_length` exceeds the config's `max_position_embeddings`, or when
-            evaluating without training finds no checkpoint.
+            `opts.max_seq_length` exceeds the config's `max_position_embeddings`, when
+            evaluating and the evaluation records are fewer than `opts.eval_batch_size` (no
+            whole batch to score), or when evaluating without training finds no checkpoint.
         OutputDirLockedError: when another live run holds `opts.output_dir`.
 
     Example:
@@ -212,13 +254,15 @@ def pretrain(config: AlbertConfig, opts: PretrainingOptions, strategy=None) -> d
             f"--max_seq_length {opts.max_seq_length} exceeds max_position_embeddings "
             f"{config.max_position_embeddings} of the ALBERT config"
         )
+    # the eval records are counted before any work: fewer than one batch is an error now
+    evaluate = make_evaluate_fn(opts, strategy) if opts.do_eval else None
     with output_dir_lock(opts.output_dir, strategy):
         fileio.makedirs(opts.output_dir)
         summary = RunSummary(opts.output_dir, os.path.basename(sys.argv[0] or "albert_tf"))
         if opts.do_train:
-            results = _train(config, opts, strategy)
+            results = _train(config, opts, strategy, evaluate)
         else:
-            results = _evaluate_checkpoint(config, opts, strategy)
+            results = _evaluate_checkpoint(config, opts, strategy, evaluate)
         _note_outputs(summary, config, opts, results)
         summary.finish(distribute.is_chief(strategy), show=opts.verbose != 0)
         return results
@@ -238,10 +282,9 @@ def _note_outputs(summary, config, opts, results):
         summary.add(opts.output_dir, f"TensorBoard: tensorboard --logdir {opts.output_dir}")
 
 
-def _train(config, opts, strategy) -> dict:
+def _train(config, opts, strategy, evaluate) -> dict:
     """Pretrains to opts.num_train_steps (evaluating at save points with --do_eval); the last
     evaluation, else the global step."""
-    evaluate = make_evaluate_fn(opts, strategy) if opts.do_eval else None
     run = RunConfig(
         output_dir=opts.output_dir,
         num_train_steps=opts.num_train_steps,
@@ -281,10 +324,9 @@ def _train(config, opts, strategy) -> dict:
     return {"global_step": result.global_step}
 
 
-def _evaluate_checkpoint(config, opts, strategy) -> dict:
+def _evaluate_checkpoint(config, opts, strategy, evaluate) -> dict:
     """--do_eval without --do_train: the metrics of the newest checkpoint of output_dir, else
     of init_checkpoint (appended to eval_results.txt)."""
-    evaluate = make_evaluate_fn(opts, strategy)
     with strategy.scope():
         model = compile_for_inference(_model_fn(config, opts)(), strategy, opts.jit_compile)
     source = latest_checkpoint(opts.output_dir) or opts.init_checkpoint

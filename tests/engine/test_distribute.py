@@ -253,18 +253,7 @@ def test_bfloat16_loss_close_to_float32(fixtures_dir, tmp_path):
     [
         (1, 1),
         (2, 2),
-        pytest.param(
-            5,
-            2,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason=(
-                    "known bug, not fixed: asked for more steps than the file has, Keras still "
-                    "runs past the end of the unknown-cardinality eval dataset and counts a batch "
-                    "twice"
-                ),
-            ),
-        ),
+        (5, 2),  # more than the file holds: its 2 batches, each once
     ],
 )
 def test_eval_counts_each_batch_once(fixtures_dir, tmp_path, max_eval_steps, batches):

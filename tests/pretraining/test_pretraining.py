@@ -129,6 +129,21 @@ def test_bad_flags_fail_clearly(fixtures_dir, tiny_config, tmp_path):
         )
 
 
+def test_eval_batch_beyond_the_records_is_refused_before_training(
+    fixtures_dir, tiny_config, tmp_path
+):
+    """Eval batches are whole (static shapes): 32 records and eval_batch_size 64 evaluated no
+    batch, and only after all the training (a StopIteration from Keras, or empty metrics)."""
+    opts = options(fixtures_dir, tmp_path / "run", do_eval=True, eval_batch_size=64)
+    with pytest.raises(ValueError, match="eval_batch_size 64 is more than the 32 records"):
+        pretrain(tiny_config, opts)
+    assert not (tmp_path / "run").exists()  # checked before any work
+    eval_only = options(fixtures_dir, tmp_path / "e", do_train=False, do_eval=True)
+    eval_only.eval_input_file, eval_only.eval_batch_size = opts.input_file, 33
+    with pytest.raises(ValueError, match="eval_batch_size 33 is more than the 32 records"):
+        pretrain(tiny_config, eval_only)
+
+
 def test_run_pretraining_cli(fixtures_dir, tmp_path):
     out = tmp_path / "run"
     cmd = [
