@@ -99,7 +99,8 @@ def _saved_float_dtypes(prefix) -> set:
         arrays = fileio.read_npz(checkpoint_file(prefix))
         dtypes = {str(a.dtype) for k, a in arrays.items() if k != "index"}
     else:
-        saved = tf.train.load_checkpoint(prefix).get_variable_to_dtype_map()
+        # the reader itself: load_checkpoint takes a ram:// prefix for a folder
+        saved = tf.compat.v1.train.NewCheckpointReader(prefix).get_variable_to_dtype_map()
         dtypes = {d.name for d in saved.values()}
     return {d for d in dtypes if "float" in d}
 
