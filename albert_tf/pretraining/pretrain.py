@@ -121,7 +121,7 @@ def _optimizer_fn(opts):
     )
 
 
-def eval_steps(opts, strategy=None) -> int:
+def _eval_steps(opts, strategy=None) -> int:
     """The batches one evaluation scores: max_eval_steps, or fewer when the evaluation
     records hold fewer whole batches (batches are whole: static shapes, as Google's input_fn).
 
@@ -181,8 +181,8 @@ def eval_dataset_fn(opts, steps):
 
 def make_evaluate_fn(opts, strategy):
     """Google's eval: masked_lm_accuracy/loss and sentence_order_accuracy/loss on up to
-    max_eval_steps batches (the records are counted once, here: `eval_steps`)."""
-    steps = eval_steps(opts, strategy)
+    max_eval_steps batches (the records are counted once, here: `_eval_steps`)."""
+    steps = _eval_steps(opts, strategy)
 
     def evaluate(model):
         ds = distribute.distribute_dataset(

@@ -129,6 +129,7 @@ def test_bad_flags_fail_clearly(fixtures_dir, tiny_config, tmp_path):
         )
 
 
+@pytest.mark.backends
 def test_eval_batch_beyond_the_records_is_refused_before_training(
     fixtures_dir, tiny_config, tmp_path
 ):
