@@ -140,7 +140,8 @@ def _eval_steps(opts, strategy=None) -> int:
     have = count_records(files, opts.max_eval_steps * opts.eval_batch_size)
     pipelines = _input_pipelines(strategy)
     # the smallest shard (records are dealt round-robin) sets the steps every worker can take
-    steps = min(opts.max_eval_steps, (have // pipelines) // (opts.eval_batch_size // pipelines))
+    per_pipeline = max(1, opts.eval_batch_size // pipelines)
+    steps = min(opts.max_eval_steps, (have // pipelines) // per_pipeline)
     if steps == 0:
         raise ValueError(
             f"eval_batch_size {opts.eval_batch_size} is more than the {have} records of "
