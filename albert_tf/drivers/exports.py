@@ -163,7 +163,7 @@ def exporter_from_flags(export, task, FLAGS):
 
     Args:
         export: The task's raw-text SavedModel export, `export(model, task, export_dir,
-            also=writers)` (e.g. tasks.glue.serving.export_text_classifier).
+            also=writers)` (e.g. tasks.classification.serving.export_text_classifier).
         task: The fine-tuning task.
         FLAGS: The driver's parsed absl flags.
 

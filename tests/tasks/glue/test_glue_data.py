@@ -10,7 +10,7 @@ from albert_tf.tasks.glue.processors import (
     best_checkpoint_metric,
     get_processor,
 )
-from albert_tf.tasks.glue.reader import GlueFormatError
+from albert_tf.tasks.classification.reader import GlueFormatError
 from albert_tf.tasks.glue.submission import submission_file_name, write_submission
 
 # task, split, count, (first guid, text_a prefix, text_b prefix, label), (last ...)

@@ -1,8 +1,8 @@
 """Reading your own sentence (pair) classification or regression data.
 
-CSV, TSV or JSONL files with named columns are read into GLUE InputExamples, so they train
-through the GLUE task: `run_classifier.py --task_name=custom`, or
-`GlueTask(..., processor=CustomProcessor(...))`.
+CSV, TSV or JSONL files with named columns are read into InputExamples, so they train
+through the generic classifier: `run_classifier.py --task_name=custom`, or
+`ClassifierTask(CustomProcessor(...), ...)` (`GlueTask(..., processor=...)` too).
 
 Files: `.csv` (a header row, then comma-separated rows with standard CSV quoting), `.tsv` (a
 header row, tab-separated, no quoting: as GLUE's files) or `.jsonl` (one JSON object a line).
@@ -22,7 +22,7 @@ from typing import List, Optional, Sequence
 from albert_tf.core import fileio
 from albert_tf.core.errors import InputError
 from albert_tf.core.fileio import write_text_atomic
-from albert_tf.tasks.glue.reader import DataProcessor, GlueFormatError, InputExample
+from albert_tf.tasks.classification.reader import DataProcessor, GlueFormatError, InputExample
 
 EXTENSIONS = (".csv", ".tsv", ".jsonl")
 SPLITS = ("train", "dev", "test")
@@ -45,7 +45,7 @@ def check_extension(path, flag=None) -> str:
 
     Example:
 
-    >>> from albert_tf.tasks.glue.custom import check_extension
+    >>> from albert_tf.tasks.classification.custom import check_extension
     >>> check_extension("data/Train.CSV")
     '.csv'
     """
@@ -125,7 +125,7 @@ def read_table(path) -> tuple:
 
     Example:
 
-    >>> from albert_tf.tasks.glue.custom import read_table
+    >>> from albert_tf.tasks.classification.custom import read_table
     >>> columns, rows = read_table("tests/data/samples/SST-2/train.tsv")
     >>> columns, len(rows), rows[0][0], rows[0][1]["label"]
     (['sentence', 'label'], 50, 2, '0')
@@ -195,9 +195,9 @@ def _label_name(value):
 class CustomProcessor(DataProcessor):
     """Reads the named text and label columns of your own CSV, TSV or JSONL files.
 
-    A GLUE-style data processor (task name "custom") for any sentence or sentence-pair
-    classification, multi-label classification or regression data. Pass it to `GlueTask`
-    (`processor=`) to fine-tune on the data with the GLUE machinery, or use
+    A data processor (task name "custom") for any sentence or sentence-pair
+    classification, multi-label classification or regression data. Pass it to
+    `ClassifierTask` (or `GlueTask`'s `processor=`) to fine-tune on the data, or use
     `run_classifier.py --task_name=custom`.
 
     Each split is the file given in `files`, or else `<data_dir>/<split>.<csv|tsv|jsonl>`.

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from albert_tf.core.errors import InputError
-from albert_tf.tasks.glue import custom
-from albert_tf.tasks.glue.metrics import custom_metrics
+from albert_tf.tasks.classification import custom
+from albert_tf.tasks.classification.metrics import custom_metrics
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 RUNNER = ROOT / "tests" / "scripts" / "bad_input_runner.py"
