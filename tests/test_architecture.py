@@ -234,6 +234,50 @@ def test_module_and_function_sizes(module):
             )
 
 
+# --- Library errors in argument names: the drivers say them as flags -----------------------------
+FLAG_WORD = re.compile(r"(?<![\w-])--[a-z]\w*")  # `--output_dir`, `--tpu=local`
+# a flag word a library module may still write, and why: each names another program's command
+# line, or is printed where no driver can translate it
+FLAG_WORDS_ALLOWED = {
+    ("albert_tf.core.native_stderr", "--verbose_errors"): "reads the command line itself",
+    ("albert_tf.engine.finetuning", "--logdir"): "the tensorboard command a run prints",
+    ("albert_tf.pretraining.pretrain", "--logdir"): "the tensorboard command a run prints",
+    ("albert_tf.formats.tf1", "--input"): "names the `albert_tf.convert --input` command to run",
+    ("albert_tf.engine.distribute", "--tpu"): "the TPU watchdog prints its own error: line",
+    ("albert_tf.engine.distribute", "--tpu_connect_timeout"): "the same watchdog line",
+}
+
+
+def _flag_words(path):
+    """(line, flag word) of every `--name` a source file's strings hold outside docstrings, the
+    `--{name}` of f-strings included."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = _docstring_lines(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr) and node.lineno not in docs:
+            parts = node.values
+            for part, nxt in zip(parts, parts[1:]):
+                text = part.value if isinstance(part, ast.Constant) else ""
+                if isinstance(nxt, ast.FormattedValue) and re.search(r"(?<![\w-])--$", text):
+                    yield part.lineno, "--{...}"
+    for line, value in _string_values(path):
+        for word in FLAG_WORD.findall(value):
+            yield line, word.split("=")[0]
+
+
+def test_library_errors_name_arguments_not_flags():
+    """Below the drivers and the commands, messages name the library's arguments
+    (`output_dir`, `init_checkpoint`); a driver says them as flags (drivers.flag_words)."""
+    bad = [
+        f"{path.relative_to(ROOT)}:{line} {word}"
+        for module, path in ALL.items()
+        if not _in_shell(module) and module.count(".") > 1  # root modules are commands
+        for line, word in _flag_words(path)
+        if (module, word) not in FLAG_WORDS_ALLOWED
+    ]
+    assert bad == []
+
+
 # --- One home per piece of knowledge ------------------------------------------------------------
 KINDS_MODULE = "albert_tf.modeling.model_kinds"
 # the names other libraries give a model kind: written in the registry only

@@ -154,7 +154,8 @@ def check_export_flags(FLAGS):
     check_available(formats, quantize)
     v.check_output_dir("export_dir", FLAGS.export_dir)
     if not (FLAGS.spm_model_file or v.flag_value(FLAGS, "vocab_file")):
-        raise InputError(NEEDS_TOKENIZER)
+        words = {n: f"--{n}" for n in ("export_dir", "spm_model_file", "vocab_file")}
+        raise InputError(in_flag_words(NEEDS_TOKENIZER, words))
 
 
 def exporter_from_flags(export, task, FLAGS):

@@ -29,13 +29,13 @@ SPLITS = ("train", "dev", "test")
 LABELS_FILE = "labels.json"
 
 
-def check_extension(path, flag=None) -> str:
+def check_extension(path, argument=None) -> str:
     """Returns a data file's extension, checking that albert_tf can read it.
 
     Args:
         path: str or path-like. The data file.
-        flag: str or None. The command-line flag that named the file; the error message
-            names it (`--flag: ...`). Default None.
+        argument: str or None. The argument that named the file (e.g. "train_file"); the
+            error message starts with it (`train_file: ...`). Default None.
 
     Returns:
         str. The lowercase extension: one of ".csv", ".tsv", ".jsonl".
@@ -51,7 +51,7 @@ def check_extension(path, flag=None) -> str:
     """
     ext = os.path.splitext(os.fspath(path))[1].lower()
     if ext not in EXTENSIONS:
-        where = f"--{flag}: " if flag else ""
+        where = f"{argument}: " if argument else ""
         raise InputError(
             f"{where}{path} has the unknown extension {ext or '(none)'!r}; "
             f"use one of {', '.join(EXTENSIONS)}"
@@ -84,7 +84,7 @@ def find_split_file(data_dir, split) -> str:
         )
     if len(found) > 1:
         raise InputError(
-            f"--data_dir: {data_dir} holds several {split} files "
+            f"data_dir: {data_dir} holds several {split} files "
             f"({', '.join(fileio.basename(p) for p in found)}); keep one"
         )
     return found[0]
@@ -380,7 +380,7 @@ class CustomProcessor(DataProcessor):
         for flag, column in wanted:
             if column not in columns and not path.endswith(".jsonl"):
                 raise GlueFormatError(
-                    f"{path} has no column {column!r} (--{flag}); its columns "
+                    f"{path} has no column {column!r} ({flag}); its columns "
                     f"are: {', '.join(columns)}"
                 )
         examples = [
@@ -398,8 +398,7 @@ class CustomProcessor(DataProcessor):
             value = row.get(column)
             if value is None:
                 raise GlueFormatError(
-                    f"{path}, line {lineno}: no {column!r} (--{flag}); the row "
-                    f"has: {', '.join(row)}"
+                    f"{path}, line {lineno}: no {column!r} ({flag}); the row has: {', '.join(row)}"
                 )
             if flag != "label_column" and not isinstance(value, str):
                 raise GlueFormatError(f"{path}, line {lineno}: {column!r} is not text: {value!r}")
@@ -428,7 +427,7 @@ class CustomProcessor(DataProcessor):
         else:
             raise GlueFormatError(
                 f"{path}, line {lineno}: {self.label_column!r} is not a list "
-                f"of labels: {raw!r} (--multi_label)"
+                f"of labels: {raw!r} (multi_label)"
             )
         return tuple(sorted({x for x in names if x}))
 
@@ -437,7 +436,7 @@ class CustomProcessor(DataProcessor):
         try:
             return float(raw)
         except (TypeError, ValueError):
-            raise GlueFormatError(f"label {raw!r} is not a number (--is_regression)") from None
+            raise GlueFormatError(f"label {raw!r} is not a number (is_regression)") from None
 
     # -- the label file of a run --------------------------------------------------------------
     def label_record(self) -> dict:
@@ -535,26 +534,26 @@ def settle_labels(processor: CustomProcessor, output_dir, init_checkpoint=None, 
             processor.labels  # noqa: B018  inferred from train now, so its errors come here
         except FileNotFoundError as e:
             raise InputError(
-                f"no {LABELS_FILE} in --output_dir {output_dir} (nor beside "
-                f"--init_checkpoint) and no train file to take the labels from: {e}"
+                f"no {LABELS_FILE} in output_dir {output_dir} (nor beside "
+                f"init_checkpoint) and no train file to take the labels from: {e}"
             ) from None
         return None
     record = load_labels(stored)
     if bool(record.get("multi_label")) != processor.multi_label:
         raise InputError(
             f"{stored} is from a {'multi-label' if record.get('multi_label') else 'single-label'}"
-            f" run; give the same --multi_label or a fresh --output_dir"
+            f" run; give the same multi_label or a fresh output_dir"
         )
     if bool(record.get("is_regression")) != processor.is_regression:
         raise InputError(
             f"{stored} is from a "
             f"{'regression' if record.get('is_regression') else 'classification'}"
-            f" run; give the same --is_regression or a fresh --output_dir"
+            f" run; give the same is_regression or a fresh output_dir"
         )
     if do_train and not processor.is_regression and processor.train_labels() != record["labels"]:
         raise InputError(
             f"{stored} lists the labels {record['labels']} but the train file has "
-            f"{processor.train_labels()}; use a fresh --output_dir"
+            f"{processor.train_labels()}; use a fresh output_dir"
         )
     processor._labels = None if processor.is_regression else [str(x) for x in record["labels"]]
     return stored

@@ -64,7 +64,7 @@ class GlueProcessor(DataProcessor):
             return ""
         names = " or ".join(n.upper() for n in looks)
         mine = self.task_name.upper()
-        return f"; the file's columns look like {names}'s, not {mine}'s: check --task_name"
+        return f"; the file's columns look like {names}'s, not {mine}'s: check task_name"
 
 
 class ColaProcessor(GlueProcessor):
