@@ -17,9 +17,9 @@ def in_flag_words(message, flag_names: dict) -> str:
         flag_names: Argument name -> flag, e.g. `{"input_path": "--input"}`.
 
     Returns:
-        The message with each argument name, standing alone, replaced by its flag: not a
-        part of a path (`runs/output_dir/x`), a value (`=name`) or a flag already (`--name`);
-        names joined by `/` are each replaced (`use_tpu/strategy_type`).
+        The message with each argument name, standing alone, replaced by its flag (not a
+        part of a path `runs/output_dir/x`, a value `=name`, a flag already `--name` or a file
+        name `output_dir.txt`); names joined by `/` are each replaced (`use_tpu/strategy_type`).
 
     Example:
 
@@ -28,11 +28,13 @@ def in_flag_words(message, flag_names: dict) -> str:
     '--input x: no config; pass --albert_config_file'
     >>> in_flag_words("output_dir /runs/output_dir/a is in use", {"output_dir": "--output_dir"})
     '--output_dir /runs/output_dir/a is in use'
+    >>> in_flag_words("train_file.csv: bad; check train_file.", {"train_file": "--train_file"})
+    'train_file.csv: bad; check --train_file.'
     """
     if not flag_names:
         return str(message)
     name = "(?:" + "|".join(map(re.escape, sorted(flag_names, key=len, reverse=True))) + ")"
-    pattern = re.compile(rf"(?<![\w\-./=\\]){name}(?:/{name})*(?![\w/\\])")
+    pattern = re.compile(rf"(?<![\w\-./=\\]){name}(?:/{name})*(?![\w/\\]|\.\w)")
     return pattern.sub(
         lambda m: "/".join(flag_names[part] for part in m.group(0).split("/")), str(message)
     )
