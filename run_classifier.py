@@ -86,7 +86,7 @@ def main(argv):
     strategy = validation.strategy_from_flags(FLAGS, "train_batch_size")
     config = validate_classifier(FLAGS)
     # deferred: flags are parsed and checked before TensorFlow loads
-    from albert_tf.tasks.glue.serving import export_text_classifier
+    from albert_tf.tasks.classification.serving import export_text_classifier
     from albert_tf.tasks.glue.task import GlueTask, run_glue  # deferred: as above
 
     opts = options_from_flags(FLAGS)

@@ -76,7 +76,8 @@ def records(seq: int, cache: str, spm_model_file: str, copies: int):
     `copies` times (a dev-set-sized file: per-call costs of bucketed prediction amortise as they
     do on SST-2's 872 or MRPC's 408 dev rows, not on 200)."""
     from albert_tf.engine.records import write_records
-    from albert_tf.tasks.glue.task import GlueTask, example_to_record
+    from albert_tf.tasks.classification.task import example_to_record
+    from albert_tf.tasks.glue.task import GlueTask
     from albert_tf.text.encoding import TextEncoder
 
     encoder = TextEncoder.from_files(spm_model_file, do_lower_case=True)

@@ -86,7 +86,15 @@ def test_imports_only_point_down():
     assert upward == []
 
 
+# what a task package may import from tasks/ besides itself: the shared metrics and serving
+# modules, and the generic text classifier that classification datasets (GLUE) build on
+SHARED_TASK_MODULES = ("metrics", "serving", "classification")
+
+
 def test_engine_imports_no_task_and_tasks_import_no_other_task():
+    """A task package imports no other task package, but for the shared tasks/metrics.py,
+    tasks/serving.py and tasks.classification, the generic text classifier (so that package
+    imports no dataset package: GLUE builds on it, never the other way)."""
     bad = []
     for module, path in ALL.items():
         targets = imports_of(module, path)
@@ -104,7 +112,7 @@ def test_engine_imports_no_task_and_tasks_import_no_other_task():
                 if t.startswith("albert_tf.tasks.")
                 and not t.startswith(own)
                 and t.count(".") >= 2
-                and t.split(".")[2] not in ("metrics", "serving")
+                and t.split(".")[2] not in SHARED_TASK_MODULES
             ]
     assert bad == []
 
@@ -224,6 +232,50 @@ def test_module_and_function_sizes(module):
             assert length <= MAX_FUNCTION_LINES or REASON in fdoc, (
                 f"{path.relative_to(ROOT)}:{node.lineno} {node.name} has {length} lines of code"
             )
+
+
+# --- Library errors in argument names: the drivers say them as flags -----------------------------
+FLAG_WORD = re.compile(r"(?<![\w-])--[a-z]\w*")  # `--output_dir`, `--tpu=local`
+# a flag word a library module may still write, and why: each names another program's command
+# line, or is printed where no driver can translate it
+FLAG_WORDS_ALLOWED = {
+    ("albert_tf.core.native_stderr", "--verbose_errors"): "reads the command line itself",
+    ("albert_tf.engine.finetuning", "--logdir"): "the tensorboard command a run prints",
+    ("albert_tf.pretraining.pretrain", "--logdir"): "the tensorboard command a run prints",
+    ("albert_tf.formats.tf1", "--input"): "names the `albert_tf.convert --input` command to run",
+    ("albert_tf.engine.distribute", "--tpu"): "the TPU watchdog prints its own error: line",
+    ("albert_tf.engine.distribute", "--tpu_connect_timeout"): "the same watchdog line",
+}
+
+
+def _flag_words(path):
+    """(line, flag word) of every `--name` a source file's strings hold outside docstrings, the
+    `--{name}` of f-strings included."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = _docstring_lines(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr) and node.lineno not in docs:
+            parts = node.values
+            for part, nxt in zip(parts, parts[1:]):
+                text = part.value if isinstance(part, ast.Constant) else ""
+                if isinstance(nxt, ast.FormattedValue) and re.search(r"(?<![\w-])--$", text):
+                    yield part.lineno, "--{...}"
+    for line, value in _string_values(path):
+        for word in FLAG_WORD.findall(value):
+            yield line, word.split("=")[0]
+
+
+def test_library_errors_name_arguments_not_flags():
+    """Below the drivers and the commands, messages name the library's arguments
+    (`output_dir`, `init_checkpoint`); a driver says them as flags (drivers.flag_words)."""
+    bad = [
+        f"{path.relative_to(ROOT)}:{line} {word}"
+        for module, path in ALL.items()
+        if not _in_shell(module) and module.count(".") > 1  # root modules are commands
+        for line, word in _flag_words(path)
+        if (module, word) not in FLAG_WORDS_ALLOWED
+    ]
+    assert bad == []
 
 
 # --- One home per piece of knowledge ------------------------------------------------------------

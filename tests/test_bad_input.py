@@ -712,7 +712,7 @@ def test_init_from_checkpoint_errors_and_report(fixtures_dir, tmp_path, caplog):
     model = AlbertClassifier(config, 2, 0.1)
     ids = np.zeros((1, 4), np.int32)
     model({"input_ids": ids, "input_mask": ids + 1, "segment_ids": ids})
-    with pytest.raises(InputError, match="--init_checkpoint: TF checkpoint not found"):
+    with pytest.raises(InputError, match="^init_checkpoint: TF checkpoint not found"):
         init_from_checkpoint(model, tmp_path / "nothing")
     partial = tf.train.Checkpoint(
         model=tf.train.Checkpoint(albert=tf.train.Checkpoint(embedding=model.albert.embedding))

@@ -277,7 +277,7 @@ def exporter(export, task, options: ExportOptions):
 
     Args:
         export: The task's raw-text SavedModel export, `export(model, task, export_dir,
-            also=writers)` (e.g. tasks.glue.serving.export_text_classifier).
+            also=writers)` (e.g. tasks.classification.serving.export_text_classifier).
         task: The fine-tuning task (its tokenizer files, labels, and dev records for a
             quantization report).
         options: ExportOptions.
@@ -353,7 +353,7 @@ def export_model(model, task, export, options: ExportOptions) -> str:
         model: The fine-tuned Keras model (e.g. from `GlueTask.build_model`).
         task: Its fine-tuning task (e.g. a GlueTask).
         export: The task's raw-text SavedModel export (e.g.
-            tasks.glue.serving.export_text_classifier).
+            tasks.classification.serving.export_text_classifier).
         options: ExportOptions.
 
     Returns:

@@ -8,7 +8,7 @@ from albert_tf.core import fileio
 from albert_tf.core.errors import InputError
 from albert_tf.drivers import validation as v
 from albert_tf.drivers.exports import check_export_flags
-from albert_tf.tasks.glue import custom
+from albert_tf.tasks.classification import custom
 
 GLUE_TASKS = ("cola", "sst-2", "mrpc", "sts-b", "qqp", "mnli", "qnli", "rte", "wnli")
 CUSTOM_ONLY = (

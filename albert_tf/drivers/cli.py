@@ -20,6 +20,7 @@ from albert_tf.core.fileio import storage_error
 from albert_tf.core.native_stderr import verbose_requested
 from albert_tf.drivers import console, validation
 from albert_tf.drivers.exports import check_export_choices
+from albert_tf.drivers.flag_words import command_flag_names, in_flag_words
 
 USAGE_EXIT_CODE = InputError.exit_code
 
@@ -164,8 +165,8 @@ def guarded(main, usage=None):
             console.setup(verbose=verbose_requested(argv) or _verbose())
             validation.check_filesystems(flags.FLAGS)
             return main(argv)
-        except AlbertError as e:
-            fail(e, e.exit_code, _verbose())
+        except AlbertError as e:  # the library names its arguments; the user typed flags
+            fail(in_flag_words(e, command_flag_names(flags.FLAGS)), e.exit_code, _verbose())
         except Exception as e:  # noqa: BLE001  a full disk anywhere: one line, not a traceback
             mapped = storage_error("a file", e)
             bug = mapped is None and not isinstance(e, app.UsageError)

@@ -4,7 +4,13 @@ a driver's `--help` and flag errors come back at once."""
 
 from absl import flags
 
+from albert_tf.core.errors import InputError
+from albert_tf.drivers.flag_words import in_flag_words
 from albert_tf.engine.strategy_choices import DTYPES, STRATEGIES, TPU_CONNECT_SECONDS
+
+# get_strategy's and set_precision's arguments, said as the flags that set them
+STRATEGY_ARGUMENTS = ("strategy_type", "use_tpu", "tpu", "tpu_name", "num_gpus", "dtype")
+STRATEGY_WORDS = {n: f"--{n}" for n in STRATEGY_ARGUMENTS + ("tpu_connect_timeout",)}
 
 
 def define_distribution_flags():
@@ -56,3 +62,26 @@ def define_distribution_flags():
         "(one custom gradient over the layer loop, docs/performance.md): the same "
         "gradients, less activation memory, more time.",
     )
+
+
+def strategy_error(error, use_tpu, strategy_type) -> InputError:
+    """A strategy or precision the library refused, as one error naming the flags.
+
+    Args:
+        error: The library's ValueError (it names `get_strategy`'s arguments).
+        use_tpu: The value of --use_tpu.
+        strategy_type: The value of --strategy_type.
+
+    Returns:
+        InputError. The message in flag words, led by the flag asked for when it names none.
+
+    Example:
+
+    >>> print(strategy_error(ValueError("num_gpus=4 but only 1 GPUs are visible"), False, "x"))
+    --num_gpus=4 but only 1 GPUs are visible
+    >>> print(strategy_error(ValueError("cannot reach TPU 'a'"), True, "tpu"))
+    --use_tpu: cannot reach TPU 'a'
+    """
+    flag = "--use_tpu" if use_tpu else f"--strategy_type={strategy_type}"
+    message = in_flag_words(error, STRATEGY_WORDS)
+    return InputError(message if message.startswith("--") else f"{flag}: {message}")

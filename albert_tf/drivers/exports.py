@@ -154,7 +154,8 @@ def check_export_flags(FLAGS):
     check_available(formats, quantize)
     v.check_output_dir("export_dir", FLAGS.export_dir)
     if not (FLAGS.spm_model_file or v.flag_value(FLAGS, "vocab_file")):
-        raise InputError(NEEDS_TOKENIZER)
+        words = {n: f"--{n}" for n in ("export_dir", "spm_model_file", "vocab_file")}
+        raise InputError(in_flag_words(NEEDS_TOKENIZER, words))
 
 
 def exporter_from_flags(export, task, FLAGS):
@@ -163,7 +164,7 @@ def exporter_from_flags(export, task, FLAGS):
 
     Args:
         export: The task's raw-text SavedModel export, `export(model, task, export_dir,
-            also=writers)` (e.g. tasks.glue.serving.export_text_classifier).
+            also=writers)` (e.g. tasks.classification.serving.export_text_classifier).
         task: The fine-tuning task.
         FLAGS: The driver's parsed absl flags.
 

@@ -21,6 +21,7 @@ from albert_tf.core import fileio
 from albert_tf.core.config import CONFIG_FILE, SIZE_FIELDS, AlbertConfig
 from albert_tf.core.errors import InputError
 from albert_tf.drivers.backend_flags import check_backend_flags
+from albert_tf.drivers.distribution_flags import strategy_error
 from albert_tf.drivers.recipes import fit_warmup_to_run
 from albert_tf.text.vocab_files import read_spm_model
 
@@ -356,6 +357,8 @@ def check_seq_length(FLAGS, config, name="max_seq_length", minimum=2):
 
 
 # ---- distribution -----------------------------------------------------------------------------
+
+
 def strategy_from_flags(FLAGS, *batch_flags):
     """The tf.distribute strategy the distribution flags ask for, with the precision policy
     set; a TPU that is absent or a bad strategy setting is one InputError, and each batch flag
@@ -376,9 +379,7 @@ def strategy_from_flags(FLAGS, *batch_flags):
             tpu_connect_timeout=FLAGS.tpu_connect_timeout,
         )
     except ValueError as e:
-        flag = "--use_tpu" if FLAGS.use_tpu else f"--strategy_type={FLAGS.strategy_type}"
-        message = str(e)
-        raise InputError(message if message.startswith("--") else f"{flag}: {message}") from None
+        raise strategy_error(e, FLAGS.use_tpu, FLAGS.strategy_type) from None
     logging.info(
         "strategy %s with %d replicas in sync",
         type(strategy).__name__,

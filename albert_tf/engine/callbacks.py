@@ -57,7 +57,7 @@ class StopOnNonFiniteLoss(keras.callbacks.Callback):
             f"step {step}"
             if self.per_execution == 1
             else f"step {step} (within steps {step - self.per_execution + 1}..{step}, one "
-            f"execution of --iterations_per_loop={self.per_execution})"
+            f"execution of iterations_per_loop={self.per_execution})"
         )
         raise NonFiniteLossError(
             f"non-finite training loss {_scalar(loss)} at {where}; training stopped, the last good "

@@ -26,8 +26,8 @@ def _tpu_strategy(tpu, zone, project, timeout=TPU_CONNECT_SECONDS):
     """Standard Cloud TPU recipe: resolve, connect, initialise, TPUStrategy."""
     if not tpu and not os.environ.get("TPU_NAME") and not _on_tpu_vm():
         raise ValueError(
-            "--use_tpu/--strategy_type=tpu needs a reachable TPU: pass --tpu (or --tpu_name) with "
-            "the TPU's name or grpc:// address, or --tpu=local on a TPU VM; none was given and "
+            "use_tpu/strategy_type=tpu needs a reachable TPU: pass tpu (or tpu_name) with "
+            "the TPU's name or grpc:// address, or tpu=local on a TPU VM; none was given and "
             "this machine has no TPU"
         )
     logging.info("connecting to TPU %s (gives up after %.0f s)", tpu or "local", timeout)
@@ -145,12 +145,12 @@ def get_strategy(
     >>> albert_tf.get_strategy("gpu")
     Traceback (most recent call last):
     ...
-    ValueError: --strategy_type 'gpu' is unknown; use one of ('one_device', 'mirrored', ...)
+    ValueError: strategy_type 'gpu' is unknown; use one of ('one_device', 'mirrored', ...)
     """
     if use_tpu:
         strategy_type = "tpu"
     if strategy_type not in STRATEGIES:
-        raise ValueError(f"--strategy_type {strategy_type!r} is unknown; use one of {STRATEGIES}")
+        raise ValueError(f"strategy_type {strategy_type!r} is unknown; use one of {STRATEGIES}")
     if not _on_tensorflow():  # keras.distribution: albert_tf/engine/keras_distribution.py
         # deferred: Keras stays off this module's import
         from albert_tf.engine.keras_distribution import keras_strategy
@@ -166,7 +166,7 @@ def get_strategy(
     if devices is None:
         n = len(gpus) if num_gpus is None else num_gpus
         if n > len(gpus):
-            raise ValueError(f"--num_gpus={n} but only {len(gpus)} GPUs are visible")
+            raise ValueError(f"num_gpus={n} but only {len(gpus)} GPUs are visible")
         devices = [f"/gpu:{i}" for i in range(n)] or ["/cpu:0"]
     return tf.distribute.MirroredStrategy(
         devices=devices, cross_device_ops=_cross_device_ops(all_reduce_alg)
@@ -177,7 +177,7 @@ def _multi_worker_strategy(all_reduce_alg):
     """MultiWorkerMirroredStrategy from TF_CONFIG; must be created before any other TF op."""
     if "TF_CONFIG" not in os.environ:
         raise ValueError(
-            "--strategy_type=multi_worker_mirrored needs the TF_CONFIG environment variable"
+            "strategy_type=multi_worker_mirrored needs the TF_CONFIG environment variable"
         )
     impl = {
         "nccl": tf.distribute.experimental.CommunicationImplementation.NCCL,
@@ -218,7 +218,7 @@ def set_precision(dtype: str):
     """
     policies = {"float32": "float32", "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}
     if dtype not in policies:
-        raise ValueError(f"--dtype {dtype!r} is unknown; use one of {DTYPES}")
+        raise ValueError(f"dtype {dtype!r} is unknown; use one of {DTYPES}")
     # deferred: keeps TensorFlow off this module's import
     import keras
 

@@ -326,7 +326,7 @@ def warn_if_random_init(opts: FineTuningOptions, do_train: bool) -> bool:
     if not do_train or opts.init_checkpoint or latest_checkpoint(opts.output_dir):
         return False
     logging.warning(
-        "--init_checkpoint is not set: training starts from random weights, not a "
+        "init_checkpoint is not set: training starts from random weights, not a "
         "pretrained ALBERT (pass the released model.ckpt-best to fine-tune it)"
     )
     return True
@@ -377,9 +377,7 @@ def run_finetuning(
     """
     check_task(task)
     if not (do_train or do_eval or do_predict or export_fn):
-        raise ValueError(
-            "at least one of --do_train, --do_eval, --do_predict (or an export) is needed"
-        )
+        raise ValueError("at least one of do_train, do_eval, do_predict (or an export) is needed")
     warn_if_random_init(opts, do_train)
     with (
         output_dir_lock(opts.output_dir, strategy),

@@ -37,7 +37,7 @@ def init_from_checkpoint(model, path, **kwargs):
     try:
         path = resolve_checkpoint_path(path)
     except FileNotFoundError as e:
-        raise InputError(f"--init_checkpoint: {e}") from None
+        raise InputError(f"init_checkpoint: {e}") from None
     names = tf.compat.v1.train.NewCheckpointReader(path).get_variable_to_shape_map()  # ram:// too
     if "_CHECKPOINTABLE_OBJECT_GRAPH" in names:
         return _init_from_object_checkpoint(model, path, names)

@@ -107,7 +107,7 @@ def keras_strategy(strategy_type: str, *, num_gpus=None) -> KerasDistribution:
         devices = _local_devices("tpu") if _has_platform("tpu") else []
         if not devices:
             raise ValueError(
-                "--strategy_type=tpu (--use_tpu) on the JAX backend needs TPU chips that JAX "
+                "strategy_type=tpu (use_tpu) on the JAX backend needs TPU chips that JAX "
                 "sees (run on a TPU VM with libtpu installed); this machine has none"
             )
         distribution = keras.distribution.DataParallel(devices=devices)
@@ -118,7 +118,7 @@ def keras_strategy(strategy_type: str, *, num_gpus=None) -> KerasDistribution:
         devices = _local_devices()
         n = len(devices) if num_gpus is None else num_gpus
         if n > len(devices):
-            raise ValueError(f"--num_gpus={n} but only {len(devices)} devices are visible")
+            raise ValueError(f"num_gpus={n} but only {len(devices)} devices are visible")
         distribution = keras.distribution.DataParallel(devices=devices[: max(n, 1)])
     keras.distribution.set_distribution(distribution)
     return KerasDistribution(distribution, strategy_type)

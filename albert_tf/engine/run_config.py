@@ -33,8 +33,8 @@ class RunConfig:
             "log_every_steps",
         ):
             if int(getattr(self, name)) < 1:
-                raise ValueError(f"--{name} must be >= 1, got {getattr(self, name)}")
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.keep_checkpoint_max < 1:
-            raise ValueError(f"--keep_checkpoint_max must be >= 1, got {self.keep_checkpoint_max}")
+            raise ValueError(f"keep_checkpoint_max must be >= 1, got {self.keep_checkpoint_max}")
         if self.best_mode not in ("max", "min"):
             raise ValueError(f"best_mode must be 'max' or 'min', got {self.best_mode!r}")

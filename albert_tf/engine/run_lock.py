@@ -90,7 +90,7 @@ def _acquire_lock(output_dir, run_id):
             age = time.time() - holder["heartbeat"] if "heartbeat" in holder else None
             beat = f", heartbeat {age:.0f} s ago" if age is not None else ""
             raise OutputDirLockedError(
-                f"--output_dir {output_dir} is in use by pid {holder['pid']} on "
+                f"output_dir {output_dir} is in use by pid {holder['pid']} on "
                 f"{holder.get('host')}"
                 f"{beat} (lock file {path}); wait for that run to end, or delete the lock file if "
                 f"it is gone (a lock whose heartbeat is older than {LOCK_TTL_SECONDS:.0f} s is "

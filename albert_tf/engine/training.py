@@ -170,7 +170,7 @@ def train(
         if global_batch_size % run.gradient_accumulation_steps:
             raise ValueError(
                 f"train batch size {global_batch_size} is not divisible by "
-                f"--gradient_accumulation_steps {run.gradient_accumulation_steps}"
+                f"gradient_accumulation_steps {run.gradient_accumulation_steps}"
             )
         verbose = run.verbose if chief else 0
         history = _fit(

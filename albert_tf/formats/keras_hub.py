@@ -197,6 +197,35 @@ def _fill(variables, names):
     return written
 
 
+KERAS_HUB_INSTALL_HINT = 'pip install "albert_tf[keras_hub]"'  # the optional extra
+
+
+def import_keras_hub():
+    """The keras_hub package, imported on first use (it is slow to import, and optional).
+
+    Returns:
+        module. `keras_hub`.
+
+    Raises:
+        ImportError: when keras-hub is not installed (or cannot be imported); the message
+            says how to install it: `pip install "albert_tf[keras_hub]"`.
+
+    Example:
+
+    >>> import_keras_hub().models.AlbertBackbone.__name__
+    'AlbertBackbone'
+    """
+    try:
+        # deferred: keras-hub is slow to import and only the keras-hub paths need it
+        import keras_hub
+    except ImportError as e:
+        raise ImportError(
+            f"keras-hub presets need the keras-hub package, which cannot be imported ({e}): "
+            f"{KERAS_HUB_INSTALL_HINT}"
+        ) from None
+    return keras_hub
+
+
 # ---- export -----------------------------------------------------------------------------------
 def to_backbone(model):
     """Build a keras-hub AlbertBackbone holding an albert_tf model's encoder weights.
@@ -214,8 +243,7 @@ def to_backbone(model):
         ValueError: when keras-hub cannot compute the model's config (see
             `backbone_kwargs`).
     """
-    # deferred: keras-hub is slow to import and only this path needs it
-    import keras_hub
+    keras_hub = import_keras_hub()
 
     albert = model if hasattr(model, "embedding") else model.albert
     backbone = keras_hub.models.AlbertBackbone(**backbone_kwargs(albert.config))
@@ -239,8 +267,7 @@ def to_masked_lm(model, preprocessor=None):
     Returns:
         `keras_hub.models.AlbertMaskedLM`.
     """
-    # deferred: keras-hub is slow to import and only this path needs it
-    import keras_hub
+    keras_hub = import_keras_hub()
 
     task = keras_hub.models.AlbertMaskedLM(to_backbone(model), preprocessor=preprocessor)
     _fill({v.path: v for v in task.weights}, original_variable_map(model))
@@ -287,8 +314,7 @@ def export_keras_hub_preset(model, preset_dir, spm_model_file=None) -> ExportRep
     >>> keras_hub.models.AlbertBackbone.from_preset(folder).num_layers
     2
     """
-    # deferred: keras-hub is slow to import and only this path needs it
-    import keras_hub
+    keras_hub = import_keras_hub()
 
     preset_dir = os.fspath(preset_dir)
     tokenizer = None
@@ -328,8 +354,7 @@ def is_keras_hub_preset(path) -> bool:
 
 def _save_preset(model, tokenizer, folder) -> set:
     """Save the preset's files into the local `folder`; returns the variable paths written."""
-    # deferred: keras-hub is slow to import and only this path needs it
-    import keras_hub
+    keras_hub = import_keras_hub()
 
     if hasattr(model, "mlm_head"):
         preprocessor = tokenizer and keras_hub.models.AlbertMaskedLMPreprocessor(
@@ -356,8 +381,7 @@ def _task_class(path):
 def _read_source(source):
     """(backbone, object holding the variables, label) of a preset folder, a live AlbertBackbone
     or a live AlbertMaskedLM (a preset with an AlbertMaskedLM task is read as one)."""
-    # deferred: keras-hub is slow to import and only this path needs it
-    import keras_hub
+    keras_hub = import_keras_hub()
 
     if isinstance(source, keras_hub.models.AlbertMaskedLM):
         return source.backbone, source, source.name

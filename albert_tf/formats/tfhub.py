@@ -74,7 +74,7 @@ def _saved_model_view(path):
     if "tokenize" in children or "bert_pack_inputs" in children:
         raise InputError(
             f"{path} is a TF Hub preprocessing model (a tokenizer), not an ALBERT encoder: "
-            "pass it as the tokenizer (spm_model_file= / --spm_model_file)"
+            "pass it as the tokenizer (spm_model_file)"
         )
     own = OWN_VARIABLES in children
     variables = saved_variables(saved, named_by=OWN_VARIABLES if own else None)
@@ -128,8 +128,7 @@ def read_source(path, albert_config_file=None, model_config=None) -> TfHubSource
     elif saved is None:
         raise InputError(
             f"Model Garden checkpoint {view.source} does not store its number of layers (one "
-            f"shared block): put an {CONFIG_FILE} beside it or pass albert_config_file / "
-            "--albert_config_file"
+            f"shared block): put an {CONFIG_FILE} beside it or pass albert_config_file"
         )
     else:
         config, config_note = _config_off_saved_model(view, saved)

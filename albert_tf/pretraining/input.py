@@ -34,10 +34,10 @@ def expand_patterns(input_file) -> list:
             else ([pattern] if tf.io.gfile.exists(pattern) else [])
         )
         if not matched:
-            raise FileNotFoundError(f"--input_file: no file matches {pattern!r}")
+            raise FileNotFoundError(f"input_file: no file matches {pattern!r}")
         files.extend(matched)
     if not files:
-        raise FileNotFoundError("--input_file is empty")
+        raise FileNotFoundError("input_file is empty")
     return files
 
 

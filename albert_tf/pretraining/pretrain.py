@@ -249,10 +249,10 @@ def pretrain(config: AlbertConfig, opts: PretrainingOptions, strategy=None) -> d
     """
     strategy = strategy or tf.distribute.get_strategy()
     if not opts.do_train and not opts.do_eval:
-        raise ValueError("at least one of --do_train or --do_eval must be True")
+        raise ValueError("at least one of do_train or do_eval must be True")
     if opts.max_seq_length > config.max_position_embeddings:
         raise ValueError(
-            f"--max_seq_length {opts.max_seq_length} exceeds max_position_embeddings "
+            f"max_seq_length {opts.max_seq_length} exceeds max_position_embeddings "
             f"{config.max_position_embeddings} of the ALBERT config"
         )
     # the eval records are counted before any work: fewer than one batch is an error now
@@ -333,7 +333,7 @@ def _evaluate_checkpoint(config, opts, strategy, evaluate) -> dict:
     source = latest_checkpoint(opts.output_dir) or opts.init_checkpoint
     if not source:
         raise ValueError(
-            "--do_eval without --do_train needs a checkpoint in --output_dir or --init_checkpoint"
+            "do_eval without do_train needs a checkpoint in output_dir or init_checkpoint"
         )
     init_from_checkpoint(model, source, group0_fallback=opts.init_from_group0)
     results = evaluate(model)

@@ -31,7 +31,7 @@ Outputs: {outputs}
 """
 
 NEEDS_TOKENIZER = (
-    "--export_dir needs --spm_model_file or --vocab_file: the exported model "
+    "export_dir needs spm_model_file or vocab_file: the exported model "
     "tokenizes raw text in the graph"
 )
 

@@ -1,6 +1,8 @@
 """keras-hub presets both ways: keras-hub's own AlbertBackbone/AlbertTokenizer load an export and
 reproduce Google's reference outputs; presets and live backbones import back."""
 
+import sys
+
 import keras_hub
 import numpy as np
 import pytest
@@ -13,7 +15,7 @@ from albert_tf import (
     export_keras_hub_preset,
     load_keras_hub,
 )
-from albert_tf.formats.keras_hub import backbone_kwargs, to_backbone
+from albert_tf.formats.keras_hub import backbone_kwargs, import_keras_hub, to_backbone
 from albert_tf.modeling.names import original_variable_map
 
 pytestmark = pytest.mark.backends  # CI runs these on TensorFlow and on JAX
@@ -153,3 +155,22 @@ def test_refuses_what_keras_hub_cannot_compute(change, message):
     )
     with pytest.raises(ValueError, match=message):
         backbone_kwargs(config)
+
+
+def test_without_keras_hub_a_conversion_says_how_to_install_it(
+    monkeypatch, tmp_path, capsys, fixtures_dir
+):
+    """Without the [keras_hub] extra, a keras-hub conversion ends in one `error:` line with
+    the pip command (not "No module named 'keras_hub'"), and writes nothing."""
+    from albert_tf.convert import main
+
+    monkeypatch.setitem(sys.modules, "keras_hub", None)  # `import keras_hub` now fails
+    with pytest.raises(ImportError, match=r'pip install "albert_tf\[keras_hub\]"'):
+        import_keras_hub()
+    out = tmp_path / "kh"
+    tiny = fixtures_dir / "albert_tiny"
+    code = main(["--input", str(tiny), "--output_format", "keras_hub", "--output", str(out)])
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code == 2 and last.startswith("error: ")
+    assert 'pip install "albert_tf[keras_hub]"' in last
+    assert not out.exists()

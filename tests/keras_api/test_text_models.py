@@ -21,8 +21,8 @@ from albert_tf import (
     WarmupPolynomialDecay,
 )
 from albert_tf.core.errors import InputError
+from albert_tf.tasks.classification.task import example_to_record
 from albert_tf.tasks.glue.processors import get_processor
-from albert_tf.tasks.glue.task import example_to_record
 from albert_tf.tasks.race.data import encode_race_example, read_race_examples
 from albert_tf.text.encoding import TextEncoder
 

@@ -116,7 +116,7 @@ def test_gradient_accumulation_keeps_global_batch(fixtures_dir, tiny_config, tmp
         ),
     )
     assert result["global_step"] == 4
-    with pytest.raises(ValueError, match="not divisible by --gradient_accumulation_steps 3"):
+    with pytest.raises(ValueError, match="not divisible by gradient_accumulation_steps 3"):
         pretrain(tiny_config, options(fixtures_dir, tmp_path / "b", gradient_accumulation_steps=3))
 
 

@@ -59,7 +59,8 @@ def _both(model, fn):
 
 
 def test_glue_bucketed_equals_fixed(tiny, fixtures_dir, data_dir, tmp_path):
-    from albert_tf.tasks.glue.task import GlueTask, classifier_model_fn
+    from albert_tf.tasks.classification.task import classifier_model_fn
+    from albert_tf.tasks.glue.task import GlueTask
 
     encoder = TextEncoder.from_files(str(fixtures_dir / "spm.model"), do_lower_case=True)
     task = GlueTask("sst-2", str(data_dir), encoder, 64, str(tmp_path))

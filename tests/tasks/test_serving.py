@@ -67,5 +67,5 @@ def test_exporter_and_tokenizer_need_their_inputs():
         "task",
         "dir",
     )
-    with pytest.raises(ValueError, match="--export_dir needs --spm_model_file"):
+    with pytest.raises(ValueError, match="^export_dir needs spm_model_file"):
         serving.graph_tokenizer(None)

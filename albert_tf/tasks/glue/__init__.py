@@ -1,2 +1,2 @@
-"""GLUE sentence(-pair) classification and regression: processors, records, task, metrics,
-serving."""
+"""GLUE sentence(-pair) classification and regression on the generic classifier
+(tasks.classification): GLUE's processors, metrics, submission files and task."""

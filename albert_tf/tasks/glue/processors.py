@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from albert_tf.tasks.glue.reader import (
+from albert_tf.tasks.classification.reader import (
     ColumnLayout,
     DataProcessor,
     GlueFormatError,
@@ -16,7 +16,58 @@ from albert_tf.tasks.glue.reader import (
 logger = logging.getLogger(__name__)
 
 
-class ColaProcessor(DataProcessor):
+# The first line of each GLUE task's train and dev files (CoLA's have no header), to tell
+# the user which task a folder holds when --task_name reads it with another task's columns.
+GLUE_HEADERS = {
+    "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String": ("mrpc",),
+    "sentence\tlabel": ("sst-2",),
+    "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2\tscore": (
+        "sts-b",
+    ),
+    "id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate": ("qqp",),
+    "index\tquestion\tsentence\tlabel": ("qnli",),
+    "index\tsentence1\tsentence2\tlabel": ("rte", "wnli"),
+}
+
+
+def tasks_with_header(path) -> tuple:
+    """The GLUE tasks whose train/dev files start with the same line as the file at `path`.
+
+    Args:
+        path: A tab-separated file.
+
+    Returns:
+        The task names (e.g. `("mrpc",)`); empty when the header is no GLUE task's, or for
+        MNLI, whose header starts "index\tpromptID".
+
+    Example:
+
+    >>> tasks_with_header("tests/data/samples/MRPC/train.tsv")
+    ('mrpc',)
+    """
+    for _, fields in iter_tsv(path):
+        line = "\t".join(fields)
+        if line.startswith("index\tpromptID\tpairID"):
+            return ("mnli",)
+        return GLUE_HEADERS.get(line, ())
+    return ()
+
+
+class GlueProcessor(DataProcessor):
+    """The base of the GLUE tasks' processors: a bad row's message says when the file's
+    header is another GLUE task's (a folder read with the wrong task name)."""
+
+    def _other_task_hint(self, path) -> str:
+        """ "; the file's columns look like MRPC's" when its header is another task's."""
+        looks = tasks_with_header(path)
+        if not looks or self.task_name.split("-mm")[0] in looks:
+            return ""
+        names = " or ".join(n.upper() for n in looks)
+        mine = self.task_name.upper()
+        return f"; the file's columns look like {names}'s, not {mine}'s: check task_name"
+
+
+class ColaProcessor(GlueProcessor):
     """CoLA: train/dev headerless (source, label, *, sentence); test (index, sentence)."""
 
     task_name, task_dir, labels = "cola", "CoLA", ("0", "1")
@@ -27,7 +78,7 @@ class ColaProcessor(DataProcessor):
         return ColumnLayout(text_a=3, label=1, header=False)
 
 
-class Sst2Processor(DataProcessor):
+class Sst2Processor(GlueProcessor):
     """SST-2: train/dev (sentence, label); test (index, sentence)."""
 
     task_name, task_dir, labels = "sst-2", "SST-2", ("0", "1")
@@ -38,7 +89,7 @@ class Sst2Processor(DataProcessor):
         return ColumnLayout(text_a=0, label=1)
 
 
-class MrpcProcessor(DataProcessor):
+class MrpcProcessor(GlueProcessor):
     """MRPC: (Quality, #1 ID, #2 ID, #1 String, #2 String); test's first column is index."""
 
     task_name, task_dir, labels = "mrpc", "MRPC", ("0", "1")
@@ -49,7 +100,7 @@ class MrpcProcessor(DataProcessor):
         return ColumnLayout(text_a=3, text_b=4, label=0)
 
 
-class StsbProcessor(DataProcessor):
+class StsbProcessor(GlueProcessor):
     """STS-B: regression on the last column (score); sentences in columns 7 and 8."""
 
     task_name, task_dir, is_regression = "sts-b", "STS-B", True
@@ -60,7 +111,7 @@ class StsbProcessor(DataProcessor):
         return ColumnLayout(text_a=7, text_b=8, label=-1, guid=0)
 
 
-class QqpProcessor(DataProcessor):
+class QqpProcessor(GlueProcessor):
     """QQP: (id, qid1, qid2, q1, q2, is_duplicate); test (id, q1, q2).
 
     Malformed rows are skipped, as Google's reader does; ``skipped_rows[split]`` counts
@@ -95,7 +146,7 @@ class QqpProcessor(DataProcessor):
 _NLI_LABELS = ("contradiction", "entailment", "neutral")
 
 
-class MnliProcessor(DataProcessor):
+class MnliProcessor(GlueProcessor):
     """MNLI matched: sentence1/2 in columns 8/9, gold label last; test unlabeled."""
 
     task_name, task_dir, labels = "mnli", "MNLI", _NLI_LABELS
@@ -114,7 +165,7 @@ class MnliMismatchedProcessor(MnliProcessor):
     files = {"train": "train.tsv", "dev": "dev_mismatched.tsv", "test": "test_mismatched.tsv"}
 
 
-class _IndexPairProcessor(DataProcessor):
+class _IndexPairProcessor(GlueProcessor):
     """Tasks laid out (index, sentence1, sentence2, label); test without label."""
 
     def layout(self, split):
@@ -141,7 +192,7 @@ class WnliProcessor(_IndexPairProcessor):
     task_name, task_dir, labels = "wnli", "WNLI", ("0", "1")
 
 
-class AxProcessor(DataProcessor):
+class AxProcessor(GlueProcessor):
     """GLUE diagnostic (AX): test only, predicted with an MNLI model; MNLI's labels.
 
     Reads ``diagnostic/diagnostic-full.tsv`` (annotated: premise 5, hypothesis 6,

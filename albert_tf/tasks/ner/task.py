@@ -264,8 +264,8 @@ class NerTask:
             path = getattr(self.files, split)
             if path is None:
                 raise InputError(
-                    f"NER: no {split} file (give --{split}_file or put "
-                    f"{' or '.join(SPLIT_FILES[split])} in --data_dir)"
+                    f"NER: no {split} file (give {split}_file or put "
+                    f"{' or '.join(SPLIT_FILES[split])} in data_dir)"
                 )
             self._sentences[split] = conll.read_conll(
                 path, labeled=True if split != "test" else None

@@ -68,7 +68,7 @@ def _example_from_qa(qa, context, path, where, is_training, v2):
         if not answers:
             raise InputError(
                 f"{path}: {where}: a training question needs an answer "
-                "(or is_impossible=true with --version_2_with_negative)"
+                "(or is_impossible=true with version_2_with_negative)"
             )
         text = golds[0]
         start = int(_field(answers[0], "answer_start", path, where + " answer"))

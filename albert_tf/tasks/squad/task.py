@@ -154,7 +154,7 @@ class SquadTask:
         if split != "train":
             raise ValueError(f"SquadTask.records: only 'train' records are cached, got {split!r}")
         if not self.train_file:
-            raise ValueError("--train_file is required for --do_train")
+            raise ValueError("train_file is required for do_train")
         return self._cached(self.train_file, True)
 
     def predict_data(self):
@@ -169,7 +169,7 @@ class SquadTask:
         """
         if self._predict is None:
             if not self.predict_file:
-                raise ValueError("--predict_file is required for --do_eval / --do_predict")
+                raise ValueError("predict_file is required for do_eval / do_predict")
             s = self.s
             examples = read_squad_examples(self.predict_file, False, s.version_2_with_negative)
             features = convert_examples_to_features(

@@ -14,7 +14,8 @@ import tensorflow as tf
 from albert_tf import AlbertConfig, load_original_checkpoint
 from albert_tf.engine.finetuning import records_dataset
 from albert_tf.engine.finetuning_options import FineTuningOptions
-from albert_tf.tasks.glue.task import GlueTask, classifier_model_fn, run_glue
+from albert_tf.tasks.classification.task import classifier_model_fn
+from albert_tf.tasks.glue.task import GlueTask, run_glue
 from albert_tf.text.encoding import TextEncoder
 
 ROOT = os.fspath(pathlib.Path(__file__).resolve().parents[3])
@@ -75,7 +76,7 @@ def test_run_classifier_end_to_end_and_saved_model(fixtures_dir, data_dir, tmp_p
     config = AlbertConfig.from_json_file(tiny / "albert_config.json")
     model = classifier_model_fn(config, task)()
     load_original_checkpoint(model, out / "model.ckpt-best")
-    from albert_tf.tasks.glue.task import example_to_record
+    from albert_tf.tasks.classification.task import example_to_record
 
     recs = [example_to_record(e, task.processor.label_map(), encoder, 64, False) for e in dev]
     feats = {

@@ -4,13 +4,13 @@ import os
 
 import pytest
 
+from albert_tf.tasks.classification.reader import GlueFormatError
 from albert_tf.tasks.glue.processors import (
     PROCESSORS,
     MnliMismatchedProcessor,
     best_checkpoint_metric,
     get_processor,
 )
-from albert_tf.tasks.glue.reader import GlueFormatError
 from albert_tf.tasks.glue.submission import submission_file_name, write_submission
 
 # task, split, count, (first guid, text_a prefix, text_b prefix, label), (last ...)

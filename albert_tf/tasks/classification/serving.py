@@ -1,4 +1,5 @@
-"""The GLUE classifier's SavedModel export, whose serving signature takes raw text.
+"""A text classifier's SavedModel export (GLUE's or your own data's), whose serving
+signature takes raw text.
 
 The text is tokenized in the graph (GraphTokenizer), packed and classified. Load the export
 with `albert_tf.load_saved_model`.
@@ -12,7 +13,7 @@ from albert_tf.tasks import serving
 
 
 class TextClassifierModule(tf.Module):
-    """A `tf.Module` that classifies raw strings: what the GLUE export saves.
+    """A `tf.Module` that classifies raw strings: what the classifier export saves.
 
     Its `serve` function takes `text_a` (and `text_b` for sentence pairs), [batch] strings,
     and returns a dict:
@@ -79,7 +80,7 @@ class TextClassifierModule(tf.Module):
 
 
 def export_text_classifier(model, task, export_dir, *, also=()) -> str:
-    """Exports a GLUE classifier as a SavedModel that takes raw text.
+    """Exports a text classifier as a SavedModel that takes raw text.
 
     The `serving_default` signature takes `text_a` (and `text_b` for a pair task), [batch]
     strings; see `TextClassifierModule` for its outputs. A multi-label task's threshold is
@@ -88,7 +89,8 @@ def export_text_classifier(model, task, export_dir, *, also=()) -> str:
 
     Args:
         model: keras.Model. The trained classifier.
-        task: GlueTask. The task: its tokenizer, sequence length, labels and pair setting.
+        task: ClassifierTask. The task (a GlueTask too): its tokenizer, sequence length,
+            labels and pair setting.
         export_dir: str. The export folder; the model goes into a new version folder
             `export_dir/<unix seconds>/`.
         also: Writers of the other export formats (LiteRT, ONNX) for the same version

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from albert_tf.core.errors import InputError
-from albert_tf.tasks.glue import custom
-from albert_tf.tasks.glue.metrics import custom_metrics
+from albert_tf.tasks.classification import custom
+from albert_tf.tasks.classification.metrics import custom_metrics
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 RUNNER = ROOT / "tests" / "scripts" / "bad_input_runner.py"
@@ -105,7 +105,7 @@ def test_reader_columns_labels_and_api(own_data):
         ("", "is empty"),
         (
             "sentence,label\nhi,1\n",
-            "no column 'text' (--text_a_column); its columns are: sentence, label",
+            "no column 'text' (text_a_column); its columns are: sentence, label",
         ),
         ("text,label\nhi,1\nthere\n", "line 3: 1 fields, but the header has 2"),
     ],
@@ -122,7 +122,7 @@ def test_jsonl_and_extension_errors(tmp_path):
     path = tmp_path / "train.jsonl"
     path.write_text('{"text": "a", "label": 1}\n{"txt": "b", "label": 0}\n')
     with pytest.raises(
-        InputError, match=r"line 2: no 'text' \(--text_a_column\); the row has: txt, label"
+        InputError, match=r"line 2: no 'text' \(text_a_column\); the row has: txt, label"
     ):
         custom.load_text_classification_data(path)
     with pytest.raises(InputError, match="unknown extension '.txt'"):

@@ -1,5 +1,6 @@
-"""Reading one split of a GLUE task: tab-separated rows through a column layout into
-InputExamples, each bad row reported with its file and line (the base of every processor).
+"""Reading one split of a classification task: tab-separated rows through a column layout
+into InputExamples, each bad row reported with its file and line (the base of every
+processor: GLUE's and the custom files').
 
 Files are read like Google's ``csv.reader(delimiter="\\t", quotechar=None)``: tab
 separated, no quoting (quote characters stay in the text), UTF-8 with an optional BOM,
@@ -20,7 +21,7 @@ Label = Union[str, float, None]
 
 @dataclasses.dataclass(frozen=True)
 class InputExample:
-    """One GLUE example: a sentence (pair) and its label (None on test sets)."""
+    """One classification example: a sentence (pair) and its label (None on test sets)."""
 
     guid: str
     text_a: str
@@ -29,7 +30,7 @@ class InputExample:
 
 
 class GlueFormatError(InputError):
-    """A row of a GLUE file that cannot be read (names the file and line)."""
+    """A row of a data file (GLUE's or your own) that cannot be read (names the file and line)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,43 +52,6 @@ class ColumnLayout:
         if self.label is not None and self.label < 0:
             need += -self.label  # label counted from the end must not overlap text
         return need
-
-
-# The first line of each GLUE task's train and dev files (CoLA's have no header), to tell
-# the user which task a folder holds when --task_name reads it with another task's columns.
-GLUE_HEADERS = {
-    "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String": ("mrpc",),
-    "sentence\tlabel": ("sst-2",),
-    "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2\tscore": (
-        "sts-b",
-    ),
-    "id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate": ("qqp",),
-    "index\tquestion\tsentence\tlabel": ("qnli",),
-    "index\tsentence1\tsentence2\tlabel": ("rte", "wnli"),
-}
-
-
-def tasks_with_header(path) -> tuple:
-    """The GLUE tasks whose train/dev files start with the same line as the file at `path`.
-
-    Args:
-        path: A tab-separated file.
-
-    Returns:
-        The task names (e.g. `("mrpc",)`); empty when the header is no GLUE task's, or for
-        MNLI, whose header starts "index\tpromptID".
-
-    Example:
-
-    >>> tasks_with_header("tests/data/samples/MRPC/train.tsv")
-    ('mrpc',)
-    """
-    for _, fields in iter_tsv(path):
-        line = "\t".join(fields)
-        if line.startswith("index\tpromptID\tpairID"):
-            return ("mnli",)
-        return GLUE_HEADERS.get(line, ())
-    return ()
 
 
 def iter_tsv(path: str) -> Iterator[tuple[int, List[str]]]:
@@ -114,7 +78,7 @@ def resolve_task_file(data_dir: str, task_dir: str, filename: str) -> str:
 
 
 class DataProcessor:
-    """Base GLUE processor: subclasses declare the task folder, files, layouts, labels."""
+    """Base processor: subclasses declare the task folder, files, layouts, labels."""
 
     task_name: str = ""
     task_dir: str = ""
@@ -206,13 +170,9 @@ class DataProcessor:
         return raw
 
     def _other_task_hint(self, path) -> str:
-        """ "; the file's columns look like MRPC's" when its header is another task's."""
-        looks = tasks_with_header(path)
-        if not looks or self.task_name.split("-mm")[0] in looks:
-            return ""
-        names = " or ".join(n.upper() for n in looks)
-        mine = self.task_name.upper()
-        return f"; the file's columns look like {names}'s, not {mine}'s: check --task_name"
+        """What to add to a bad row's message about the file as a whole ("" here; the GLUE
+        processors say when the file's columns look like another task's)."""
+        return ""
 
     def _bad_row(self, message: str, split: str) -> None:
         """A malformed row: raise (QQP overrides this to skip and count)."""

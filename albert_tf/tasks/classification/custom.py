@@ -1,8 +1,8 @@
 """Reading your own sentence (pair) classification or regression data.
 
-CSV, TSV or JSONL files with named columns are read into GLUE InputExamples, so they train
-through the GLUE task: `run_classifier.py --task_name=custom`, or
-`GlueTask(..., processor=CustomProcessor(...))`.
+CSV, TSV or JSONL files with named columns are read into InputExamples, so they train
+through the generic classifier: `run_classifier.py --task_name=custom`, or
+`ClassifierTask(CustomProcessor(...), ...)` (`GlueTask(..., processor=...)` too).
 
 Files: `.csv` (a header row, then comma-separated rows with standard CSV quoting), `.tsv` (a
 header row, tab-separated, no quoting: as GLUE's files) or `.jsonl` (one JSON object a line).
@@ -22,20 +22,20 @@ from typing import List, Optional, Sequence
 from albert_tf.core import fileio
 from albert_tf.core.errors import InputError
 from albert_tf.core.fileio import write_text_atomic
-from albert_tf.tasks.glue.reader import DataProcessor, GlueFormatError, InputExample
+from albert_tf.tasks.classification.reader import DataProcessor, GlueFormatError, InputExample
 
 EXTENSIONS = (".csv", ".tsv", ".jsonl")
 SPLITS = ("train", "dev", "test")
 LABELS_FILE = "labels.json"
 
 
-def check_extension(path, flag=None) -> str:
+def check_extension(path, argument=None) -> str:
     """Returns a data file's extension, checking that albert_tf can read it.
 
     Args:
         path: str or path-like. The data file.
-        flag: str or None. The command-line flag that named the file; the error message
-            names it (`--flag: ...`). Default None.
+        argument: str or None. The argument that named the file (e.g. "train_file"); the
+            error message starts with it (`train_file: ...`). Default None.
 
     Returns:
         str. The lowercase extension: one of ".csv", ".tsv", ".jsonl".
@@ -45,13 +45,13 @@ def check_extension(path, flag=None) -> str:
 
     Example:
 
-    >>> from albert_tf.tasks.glue.custom import check_extension
+    >>> from albert_tf.tasks.classification.custom import check_extension
     >>> check_extension("data/Train.CSV")
     '.csv'
     """
     ext = os.path.splitext(os.fspath(path))[1].lower()
     if ext not in EXTENSIONS:
-        where = f"--{flag}: " if flag else ""
+        where = f"{argument}: " if argument else ""
         raise InputError(
             f"{where}{path} has the unknown extension {ext or '(none)'!r}; "
             f"use one of {', '.join(EXTENSIONS)}"
@@ -84,7 +84,7 @@ def find_split_file(data_dir, split) -> str:
         )
     if len(found) > 1:
         raise InputError(
-            f"--data_dir: {data_dir} holds several {split} files "
+            f"data_dir: {data_dir} holds several {split} files "
             f"({', '.join(fileio.basename(p) for p in found)}); keep one"
         )
     return found[0]
@@ -125,7 +125,7 @@ def read_table(path) -> tuple:
 
     Example:
 
-    >>> from albert_tf.tasks.glue.custom import read_table
+    >>> from albert_tf.tasks.classification.custom import read_table
     >>> columns, rows = read_table("tests/data/samples/SST-2/train.tsv")
     >>> columns, len(rows), rows[0][0], rows[0][1]["label"]
     (['sentence', 'label'], 50, 2, '0')
@@ -195,9 +195,9 @@ def _label_name(value):
 class CustomProcessor(DataProcessor):
     """Reads the named text and label columns of your own CSV, TSV or JSONL files.
 
-    A GLUE-style data processor (task name "custom") for any sentence or sentence-pair
-    classification, multi-label classification or regression data. Pass it to `GlueTask`
-    (`processor=`) to fine-tune on the data with the GLUE machinery, or use
+    A data processor (task name "custom") for any sentence or sentence-pair
+    classification, multi-label classification or regression data. Pass it to
+    `ClassifierTask` (or `GlueTask`'s `processor=`) to fine-tune on the data, or use
     `run_classifier.py --task_name=custom`.
 
     Each split is the file given in `files`, or else `<data_dir>/<split>.<csv|tsv|jsonl>`.
@@ -380,7 +380,7 @@ class CustomProcessor(DataProcessor):
         for flag, column in wanted:
             if column not in columns and not path.endswith(".jsonl"):
                 raise GlueFormatError(
-                    f"{path} has no column {column!r} (--{flag}); its columns "
+                    f"{path} has no column {column!r} ({flag}); its columns "
                     f"are: {', '.join(columns)}"
                 )
         examples = [
@@ -398,8 +398,7 @@ class CustomProcessor(DataProcessor):
             value = row.get(column)
             if value is None:
                 raise GlueFormatError(
-                    f"{path}, line {lineno}: no {column!r} (--{flag}); the row "
-                    f"has: {', '.join(row)}"
+                    f"{path}, line {lineno}: no {column!r} ({flag}); the row has: {', '.join(row)}"
                 )
             if flag != "label_column" and not isinstance(value, str):
                 raise GlueFormatError(f"{path}, line {lineno}: {column!r} is not text: {value!r}")
@@ -428,7 +427,7 @@ class CustomProcessor(DataProcessor):
         else:
             raise GlueFormatError(
                 f"{path}, line {lineno}: {self.label_column!r} is not a list "
-                f"of labels: {raw!r} (--multi_label)"
+                f"of labels: {raw!r} (multi_label)"
             )
         return tuple(sorted({x for x in names if x}))
 
@@ -437,7 +436,7 @@ class CustomProcessor(DataProcessor):
         try:
             return float(raw)
         except (TypeError, ValueError):
-            raise GlueFormatError(f"label {raw!r} is not a number (--is_regression)") from None
+            raise GlueFormatError(f"label {raw!r} is not a number (is_regression)") from None
 
     # -- the label file of a run --------------------------------------------------------------
     def label_record(self) -> dict:
@@ -535,26 +534,26 @@ def settle_labels(processor: CustomProcessor, output_dir, init_checkpoint=None, 
             processor.labels  # noqa: B018  inferred from train now, so its errors come here
         except FileNotFoundError as e:
             raise InputError(
-                f"no {LABELS_FILE} in --output_dir {output_dir} (nor beside "
-                f"--init_checkpoint) and no train file to take the labels from: {e}"
+                f"no {LABELS_FILE} in output_dir {output_dir} (nor beside "
+                f"init_checkpoint) and no train file to take the labels from: {e}"
             ) from None
         return None
     record = load_labels(stored)
     if bool(record.get("multi_label")) != processor.multi_label:
         raise InputError(
             f"{stored} is from a {'multi-label' if record.get('multi_label') else 'single-label'}"
-            f" run; give the same --multi_label or a fresh --output_dir"
+            f" run; give the same multi_label or a fresh output_dir"
         )
     if bool(record.get("is_regression")) != processor.is_regression:
         raise InputError(
             f"{stored} is from a "
             f"{'regression' if record.get('is_regression') else 'classification'}"
-            f" run; give the same --is_regression or a fresh --output_dir"
+            f" run; give the same is_regression or a fresh output_dir"
         )
     if do_train and not processor.is_regression and processor.train_labels() != record["labels"]:
         raise InputError(
             f"{stored} lists the labels {record['labels']} but the train file has "
-            f"{processor.train_labels()}; use a fresh --output_dir"
+            f"{processor.train_labels()}; use a fresh output_dir"
         )
     processor._labels = None if processor.is_regression else [str(x) for x in record["labels"]]
     return stored
