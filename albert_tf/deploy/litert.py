@@ -190,9 +190,8 @@ def convert(model, serve, specs: dict, quantize="none", examples=None, tracked=(
         converter = tf.lite.TFLiteConverter.from_saved_model(fileio.join(folder, "saved_model"))
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
         converter.allow_custom_ops = strings  # tf-text's ops, registered by the runtime
-        quantization.configure(converter, quantize, examples)
         with quiet_native_stderr():  # the converter's C++ lines ("fully_quantize: 0, ...")
-            return converter.convert()
+            return quantization.convert(converter, quantize, examples)
 
 
 def _keras_quantized(model) -> bool:
