@@ -2,8 +2,9 @@
 
 Modes (`quantize=`): "none" (float32), "float16" (float16 weights, dequantized to float32 when
 the file loads), "dynamic_int8" (int8 weights; activations quantized on the fly per call),
-"int8" (weights and activations int8, the activations' ranges calibrated on a representative
-dataset; int32 ids in, float outputs out). Which runtime loads which: docs/deployment.md (the
+"int8" (weights and the weight matmuls' activations int8, the activations' ranges calibrated on
+a representative dataset, the other ops in float: `INT8_FLOAT_OPS`; int32 ids in, float outputs
+out). Which runtime loads which: docs/deployment.md (the
 Task Library's 2023 runtime does not know the FULLY_CONNECTED version 12 that dynamic_int8
 writes; ai-edge-litert 2.3 runs every mode).
 
@@ -21,11 +22,12 @@ import numpy as np
 
 from albert_tf.deploy.export_formats import QUANTIZE_MODES
 
-# the attention-mask adder of a full-integer file, in place of Google's -10000: the scores and
-# the mask's sum share one calibrated int8 range, and -10000 stretched it to a step of 39 (every
-# real score one integer: uniform attention, a trained classifier's decisions lost); at -100
-# a padded key's weight is still exp(-100) ≈ 4e-44 of a real one's in float (measured:
-# docs/deployment.md#quantization)
+# the attention-mask adder of an int8 file, in place of Google's -10000: where the scores and
+# the mask's sum get one calibrated int8 range, -10000 stretches it to a step of 39 (every real
+# score one integer: uniform attention, a trained classifier's decisions lost); at -100 a
+# padded key's weight is still exp(-100) ≈ 4e-44 of a real one's in float (measured:
+# docs/deployment.md#quantization). INT8_FLOAT_OPS now keeps that sum in float; the adder
+# stays so that no quantizer that does give it a range can flatten the scores again
 INT8_MASK_ADDER = -100.0
 # the ops an int8 file computes in float (inputs dequantized, outputs quantized again): all but
 # the weight matmuls (FULLY_CONNECTED, ~95% of the FLOPs) and data movement. Why: XNNPACK has
@@ -153,8 +155,16 @@ def configure(converter, quantize: str, examples=None) -> None:
 
 
 def convert(converter, quantize: str, examples=None) -> bytes:
-    """The LiteRT bytes of a tf.lite.TFLiteConverter in a quantize mode; "int8" keeps
-    `INT8_FLOAT_OPS` in float (see there)."""
+    """Converts with a quantize mode's settings; "int8" keeps `INT8_FLOAT_OPS` in float.
+
+    Args:
+        converter: A tf.lite.TFLiteConverter, its other settings made.
+        quantize: A mode of QUANTIZE_MODES.
+        examples: The int8 calibration inputs (from representative_examples).
+
+    Returns:
+        The LiteRT file's bytes.
+    """
     import tensorflow as tf  # deferred, as in configure
 
     configure(converter, quantize, examples)
