@@ -16,8 +16,9 @@ from albert_tf.drivers.exports import export_fn_for
 from albert_tf.engine.run_summary import RunSummary
 from albert_tf.modeling.transformer import traced_mask_adder
 
-# largest probability change allowed, ~10x what was measured on this model (docs/deployment.md)
-LEARNED_TOLERANCE = {"float16": 1e-5, "dynamic_int8": 1e-4, "int8": 2e-2}
+# largest probability change allowed, ~10x what was measured on this model (docs/deployment.md;
+# int8 4.5e-5 with only the weight matmuls int8, 1.8e-3 for the all-int8 file before)
+LEARNED_TOLERANCE = {"float16": 1e-5, "dynamic_int8": 1e-4, "int8": 5e-4}
 
 
 def _lite_outputs(path, feats):
