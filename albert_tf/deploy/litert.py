@@ -191,7 +191,7 @@ def convert(model, serve, specs: dict, quantize="none", examples=None, tracked=(
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
         converter.allow_custom_ops = strings  # tf-text's ops, registered by the runtime
         with quiet_native_stderr():  # the converter's C++ lines ("fully_quantize: 0, ...")
-            return quantization.convert(converter, quantize, examples)
+            return quantization.convert_quantized(converter, quantize, examples)
 
 
 def _keras_quantized(model) -> bool:

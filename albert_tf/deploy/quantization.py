@@ -154,7 +154,7 @@ def configure(converter, quantize: str, examples=None) -> None:
         converter.representative_dataset = lambda: iter(examples)
 
 
-def convert(converter, quantize: str, examples=None) -> bytes:
+def convert_quantized(converter, quantize: str, examples=None) -> bytes:
     """Converts with a quantize mode's settings; "int8" keeps `INT8_FLOAT_OPS` in float.
 
     Args:
@@ -165,7 +165,8 @@ def convert(converter, quantize: str, examples=None) -> bytes:
     Returns:
         The LiteRT file's bytes.
     """
-    import tensorflow as tf  # deferred, as in configure
+    # deferred: keeps TensorFlow off this module's import
+    import tensorflow as tf
 
     configure(converter, quantize, examples)
     if quantize != "int8":
