@@ -30,13 +30,13 @@ from albert_tf.deploy.export_formats import QUANTIZE_MODES
 # stays so that no quantizer that does give it a range can flatten the scores again
 INT8_MASK_ADDER = -100.0
 # the ops an int8 file computes in float (inputs dequantized, outputs quantized again): all but
-# the weight matmuls (FULLY_CONNECTED, ~95% of the FLOPs) and data movement. Why: XNNPACK has
+# the weight matmuls (FULLY_CONNECTED, ~97% of the FLOPs) and data movement. Why: XNNPACK has
 # no int8 kernel for BATCH_MATMUL (the attention's activation x activation products), SOFTMAX,
 # GELU, RSQRT or SQUARED_DIFFERENCE (LayerNorm), so in int8 they ran in TFLite's reference
 # kernels (BATCH_MATMUL 14x, SOFTMAX 5x slower than XNNPACK's float) and cut each layer into
 # ~9 XNNPACK partitions; with these, and the elementwise ops between them, in float, XNNPACK
 # takes the encoder in 2 partitions as for dynamic_int8, and the file runs at dynamic_int8's
-# speed instead of ~2.5x slower (docs/deployment.md#every-deployment-path-measured). Scores,
+# speed instead of 2.5-4x slower (docs/deployment.md#every-deployment-path-measured). Scores,
 # softmax and LayerNorm in float also keep more of what the model learned.
 INT8_FLOAT_OPS = (
     "BATCH_MATMUL",
