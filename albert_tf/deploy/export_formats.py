@@ -16,7 +16,8 @@ LITERT = "litert"
 ONNX = "onnx"
 EXPORT_FORMATS = (SAVED_MODEL, LITERT, ONNX)
 # none: float32; float16: float16 weights; dynamic_int8: int8 weights, float activations;
-# int8: full integer (weights and activations, calibrated), float input and output
+# int8: int8 weights and calibrated int8 activations for the weight matmuls, the other ops in
+# float (quantization.INT8_FLOAT_OPS), float input and output
 QUANTIZE_MODES = ("none", "float16", "dynamic_int8", "int8")
 # the shortest input a LiteRT file takes (export_litert's max_seq_length check)
 LITERT_MIN_LENGTH = 4

@@ -190,9 +190,8 @@ def convert(model, serve, specs: dict, quantize="none", examples=None, tracked=(
         converter = tf.lite.TFLiteConverter.from_saved_model(fileio.join(folder, "saved_model"))
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
         converter.allow_custom_ops = strings  # tf-text's ops, registered by the runtime
-        quantization.configure(converter, quantize, examples)
         with quiet_native_stderr():  # the converter's C++ lines ("fully_quantize: 0, ...")
-            return converter.convert()
+            return quantization.convert_quantized(converter, quantize, examples)
 
 
 def _keras_quantized(model) -> bool:
@@ -341,8 +340,9 @@ def export_litert(
         spm_model_file: The SentencePiece model of the inputs (`30k-clean.model`).
         vocab_file: Or the WordPiece vocabulary (Google's Chinese releases).
         labels: A classifier's label names, for the Task Library's label file.
-        quantize: "none" (float32), "float16", "dynamic_int8" (int8 weights) or "int8" (full
-            integer, float outputs; needs representative_dataset).
+        quantize: "none" (float32), "float16", "dynamic_int8" (int8 weights) or "int8" (int8
+            weights and calibrated int8 activations for the matmuls, float outputs; needs
+            representative_dataset).
         representative_dataset: int8 calibration inputs: an iterable of feature dicts
             (input_ids, input_mask, segment_ids, p_mask for SQuAD v2; one example or a batch
             each), at most 1000 examples used.

@@ -2,8 +2,9 @@
 
 Modes (`quantize=`): "none" (float32), "float16" (float16 weights, dequantized to float32 when
 the file loads), "dynamic_int8" (int8 weights; activations quantized on the fly per call),
-"int8" (weights and activations int8, the activations' ranges calibrated on a representative
-dataset; int32 ids in, float outputs out). Which runtime loads which: docs/deployment.md (the
+"int8" (weights and the weight matmuls' activations int8, the activations' ranges calibrated on
+a representative dataset, the other ops in float: `INT8_FLOAT_OPS`; int32 ids in, float outputs
+out). Which runtime loads which: docs/deployment.md (the
 Task Library's 2023 runtime does not know the FULLY_CONNECTED version 12 that dynamic_int8
 writes; ai-edge-litert 2.3 runs every mode).
 
@@ -15,17 +16,40 @@ probability, the largest change of any output.
 from __future__ import annotations
 
 from typing import Iterable, Optional
+import warnings
 
 import numpy as np
 
 from albert_tf.deploy.export_formats import QUANTIZE_MODES
 
-# the attention-mask adder of a full-integer file, in place of Google's -10000: the scores and
-# the mask's sum share one calibrated int8 range, and -10000 stretched it to a step of 39 (every
-# real score one integer: uniform attention, a trained classifier's decisions lost); at -100
-# a padded key's weight is still exp(-100) ≈ 4e-44 of a real one's in float (measured:
-# docs/deployment.md#quantization)
+# the attention-mask adder of an int8 file, in place of Google's -10000: where the scores and
+# the mask's sum get one calibrated int8 range, -10000 stretches it to a step of 39 (every real
+# score one integer: uniform attention, a trained classifier's decisions lost); at -100 a
+# padded key's weight is still exp(-100) ≈ 4e-44 of a real one's in float (measured:
+# docs/deployment.md#quantization). INT8_FLOAT_OPS now keeps that sum in float; the adder
+# stays so that no quantizer that does give it a range can flatten the scores again
 INT8_MASK_ADDER = -100.0
+# the ops an int8 file computes in float (inputs dequantized, outputs quantized again): all but
+# the weight matmuls (FULLY_CONNECTED, ~97% of the FLOPs) and data movement. Why: XNNPACK has
+# no int8 kernel for BATCH_MATMUL (the attention's activation x activation products), SOFTMAX,
+# GELU, RSQRT or SQUARED_DIFFERENCE (LayerNorm), so in int8 they ran in TFLite's reference
+# kernels (BATCH_MATMUL 14x, SOFTMAX 5x slower than XNNPACK's float) and cut each layer into
+# ~9 XNNPACK partitions; with these, and the elementwise ops between them, in float, XNNPACK
+# takes the encoder in 2 partitions as for dynamic_int8, and the file runs at dynamic_int8's
+# speed instead of 2.5-4x slower (docs/deployment.md#every-deployment-path-measured). Scores,
+# softmax and LayerNorm in float also keep more of what the model learned.
+INT8_FLOAT_OPS = (
+    "BATCH_MATMUL",
+    "SOFTMAX",
+    "GELU",
+    "RSQRT",
+    "SQUARED_DIFFERENCE",
+    "MEAN",
+    "NEG",
+    "ADD",  # residuals, the mask adder, LayerNorm's parts: all next to the ops above
+    "SUB",
+    "MUL",
+)
 CALIBRATION_EXAMPLES = 100  # representative examples the drivers calibrate int8 on
 AGREEMENT_FLOOR = 0.98  # a quantized file deciding less alike than this is worth a warning
 # quantize modes whose files the Task Library 0.4.4 cannot load (measured: tests/deploy)
@@ -128,6 +152,34 @@ def configure(converter, quantize: str, examples=None) -> None:
         converter.target_spec.supported_types = [tf.float16]
     elif quantize == "int8":
         converter.representative_dataset = lambda: iter(examples)
+
+
+def convert_quantized(converter, quantize: str, examples=None) -> bytes:
+    """Converts with a quantize mode's settings; "int8" keeps `INT8_FLOAT_OPS` in float.
+
+    Args:
+        converter: A tf.lite.TFLiteConverter, its other settings made.
+        quantize: A mode of QUANTIZE_MODES.
+        examples: The int8 calibration inputs (from representative_examples).
+
+    Returns:
+        The LiteRT file's bytes.
+    """
+    # deferred: keeps TensorFlow off this module's import
+    import tensorflow as tf
+
+    configure(converter, quantize, examples)
+    if quantize != "int8":
+        return converter.convert()
+    # TensorFlow's public door to the quantizer's op denylist: it calibrates once, then
+    # quantizes all but the denylisted ops (the debugging model it also builds is not kept)
+    options = tf.lite.experimental.QuantizationDebugOptions(denylisted_ops=list(INT8_FLOAT_OPS))
+    with warnings.catch_warnings():  # it loads that model with the deprecated tf.lite.Interpreter
+        warnings.simplefilter("ignore")
+        debugger = tf.lite.experimental.QuantizationDebugger(
+            converter=converter, debug_options=options
+        )
+    return debugger.get_nondebug_quantized_model()
 
 
 def _masked_softmax(logits, mask):

@@ -16,8 +16,9 @@ from albert_tf.drivers.exports import export_fn_for
 from albert_tf.engine.run_summary import RunSummary
 from albert_tf.modeling.transformer import traced_mask_adder
 
-# largest probability change allowed, ~10x what was measured on this model (docs/deployment.md)
-LEARNED_TOLERANCE = {"float16": 1e-5, "dynamic_int8": 1e-4, "int8": 2e-2}
+# largest probability change allowed, ~10x what was measured on this model (docs/deployment.md;
+# int8 4.5e-5 with only the weight matmuls int8, 1.8e-3 for the all-int8 file before)
+LEARNED_TOLERANCE = {"float16": 1e-5, "dynamic_int8": 1e-4, "int8": 5e-4}
 
 
 def _lite_outputs(path, feats):
@@ -53,12 +54,12 @@ def test_quantized_file_keeps_what_the_model_learned(learned_classifier, quantiz
     np.testing.assert_array_equal(again, want["probabilities"])
 
 
-def _attention_steps(path, length):
-    """The int8 steps of a file's attention scores plus mask (one per block application)."""
+def _attention_scores(path, length):
+    """The dtypes of a file's attention scores plus mask (one per block application)."""
     from ai_edge_litert.interpreter import Interpreter
 
     return [
-        float(d["quantization_parameters"]["scales"][0])
+        np.dtype(d["dtype"]).name
         for d in Interpreter(model_path=str(path)).get_tensor_details()
         if d["name"].endswith("/add")
         and "attention_group" in d["name"]
@@ -66,10 +67,25 @@ def _attention_steps(path, length):
     ]
 
 
+def _matmul_operands(path):
+    """The dtypes of the inputs and weights of a file's FULLY_CONNECTED ops."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    lite = Interpreter(model_path=str(path))
+    dtypes = {d["index"]: np.dtype(d["dtype"]).name for d in lite.get_tensor_details()}
+    return {
+        dtypes[i]
+        for op in lite._get_ops_details()
+        if op["op_name"] == "FULLY_CONNECTED"
+        for i in op["inputs"][:2]
+    }
+
+
 @pytest.mark.filterwarnings("ignore:.*tf.lite.Interpreter is deprecated")
-def test_int8_attention_scores_keep_their_resolution(learned_classifier, tmp_path):
-    """The scores' int8 step: -10000 in the mask's sum made it 39 (every real score one
-    integer); the exported adder keeps it near the scores' own range."""
+def test_int8_attention_scores_stay_float(learned_classifier, tmp_path):
+    """The scores plus mask of an int8 file are float32 (quantization.INT8_FLOAT_OPS): in int8
+    they shared one range with the mask (Google's -10000 made its step 39, every real score one
+    integer), and their int8 BATCH_MATMUL and SOFTMAX ran outside XNNPACK."""
     model, feats, labels = learned_classifier
     calibration = [{k: v[i] for k, v in feats.items()} for i in range(8)]
     out = export_litert(
@@ -79,9 +95,9 @@ def test_int8_attention_scores_keep_their_resolution(learned_classifier, tmp_pat
         quantize="int8",
         representative_dataset=calibration,
     )
-    steps = _attention_steps(out.path, LEARNED_LENGTH)
-    assert len(steps) == model.config.num_hidden_layers
-    assert max(steps) < 1.0, steps
+    scores = _attention_scores(out.path, LEARNED_LENGTH)
+    assert scores == ["float32"] * model.config.num_hidden_layers
+    assert _matmul_operands(out.path) == {"int8"}  # the weight matmuls stay int8 x int8
 
 
 KINDS = {
@@ -94,8 +110,8 @@ KINDS = {
 
 @pytest.mark.filterwarnings("ignore:.*tf.lite.Interpreter is deprecated")
 @pytest.mark.parametrize("kind", sorted(KINDS))
-def test_every_kind_s_int8_file_gets_the_exported_adder(kind, tmp_path):
-    """Every task model's int8 file (the same encoder): the scores' step stays under 1."""
+def test_every_kind_s_int8_file_keeps_its_scores_float(kind, tmp_path):
+    """Every task model's int8 file (the same encoder): the scores stay float."""
     model = KINDS[kind]()
     length = 16
     shape = [1, model.num_choices, length] if kind == "multiple_choice" else [1, length]
@@ -108,9 +124,7 @@ def test_every_kind_s_int8_file_gets_the_exported_adder(kind, tmp_path):
         quantize="int8",
         representative_dataset=calibration,
     )
-    steps = _attention_steps(out.path, length)
-    assert len(steps) == CONFIG.num_hidden_layers
-    assert max(steps) < 1.0, steps
+    assert _attention_scores(out.path, length) == ["float32"] * CONFIG.num_hidden_layers
 
 
 def test_the_exported_adder_changes_no_float_output(learned_classifier):
