@@ -15,8 +15,10 @@ import os
 import subprocess
 import sys
 
+from albert_tf.core import fileio
+
 # the package's parent folder, put first on the child's PYTHONPATH: the child runs this albert_tf
-PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PACKAGE_ROOT = fileio.dirname(fileio.dirname(fileio.dirname(fileio.abspath(__file__))))
 ERROR_PREFIX = "error: "  # how a driver's last stderr line reports a failure (drivers.cli)
 
 
