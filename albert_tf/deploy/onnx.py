@@ -173,7 +173,9 @@ def export_onnx(model, path, *, opset=MIN_OPSET, optimize=False):
     AlbertSquadV2), any batch and length; outputs are the model's, by name (a list spread to
     `name_0`, `name_1`, ...), float32, equal to Keras to ≤1e-4. The text models
     (AlbertTextClassifier, ...) export their feature path: tokenize with their preprocessor
-    first. Needs tf2onnx and onnx (and onnxruntime for `optimize`): the `deploy` extra.
+    first. Needs tf2onnx and onnx (and onnxruntime for `optimize`): the `deploy` extra. On a
+    Keras backend other than TensorFlow (JAX) a TensorFlow process writes the same file
+    (`formats.tensorflow_handoff`).
 
     Args:
         model: an albert_tf ids-level model in float32: AlbertModel, AlbertClassifier (single-,

@@ -13,6 +13,7 @@ import json
 import os
 
 from albert_tf.core import fileio
+from albert_tf.core.errors import TrainingError
 from albert_tf.core.tensorflow_process import failure_line, run_in_tensorflow
 from albert_tf.formats.tf1 import load_original_checkpoint, save_original_checkpoint
 from albert_tf.modeling.model_kinds import model_classes
@@ -43,7 +44,7 @@ def call_in_tensorflow(model, function: str, *args):
 
     Raises:
         ValueError: A model of no class the handoff rebuilds.
-        RuntimeError: The TensorFlow process failed (its last line said).
+        TrainingError: The TensorFlow process failed (one line: what it said last).
 
     Example (in a JAX process; what `export_onnx` does there):
 
@@ -73,7 +74,9 @@ def call_in_tensorflow(model, function: str, *args):
         fileio.write_text(handoff, json.dumps(spec, default=str))
         run = run_in_tensorflow(["-c", _CHILD, handoff])
     if run.returncode != 0:
-        raise RuntimeError(f"{function.split(':')[-1]}: {failure_line(run)}")
+        raise TrainingError(
+            f"{function.split(':')[-1]}: its TensorFlow process failed: {failure_line(run)}"
+        )
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 

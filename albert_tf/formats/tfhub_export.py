@@ -127,7 +127,9 @@ def _spm_name(spm_model_file) -> str:
 
 def export_tfhub(model, folder, spm_model_file=None, *, exclude=()) -> ExportReport:
     """Write an albert_tf model as a SavedModel in the layout of Google's TF Hub ALBERT
-    releases, which code written for them loads with `tf.saved_model.load`.
+    releases, which code written for them loads with `tf.saved_model.load`. On a Keras
+    backend other than TensorFlow (JAX) a TensorFlow process writes the same folder
+    (`formats.tensorflow_handoff`).
 
     Args:
         model: An albert_tf model: its encoder is exported, and an AlbertPretrainer's
