@@ -1,8 +1,9 @@
 """Exports from a JAX process (issue 39 §5): a driver's --export_dir and the converter write, from
 KERAS_BACKEND=jax, the files a TensorFlow run writes (the raw-text SavedModel, LiteRT with Task
-Library metadata, ONNX), through a TensorFlow process the project starts itself. The JAX runs are
-subprocesses, so these tests run in the TensorFlow suite. Each starts from a full task model in
-Google's TF1 format written here, so the files are compared with that very Keras model."""
+Library metadata, ONNX), through a TensorFlow process the project starts itself. The driver runs
+are JAX subprocesses, so they run in the TensorFlow suite; the converter's test is marked
+`backends` (CI runs it again on JAX). Each starts from a full task model in Google's TF1 format
+written here, so the files are compared with that very Keras model."""
 
 import os
 import pathlib
@@ -21,6 +22,7 @@ from albert_tf.deploy.runtime import load_litert
 from albert_tf.deploy.tflite_model import read_metadata
 from albert_tf.drivers.tensorflow_export import exporter_in_tensorflow
 from albert_tf.formats.tf1 import load_original_checkpoint, save_original_checkpoint
+from albert_tf.interop.model_files import convert_model
 from albert_tf.modeling.finetuning_models import AlbertClassifier
 from albert_tf.modeling.squad_models import AlbertSquadV2
 from albert_tf.tasks.glue.task import GlueTask, example_to_record
@@ -147,41 +149,38 @@ def test_the_onnx_file_equals_the_keras_model(jax_export, classifier, dev_featur
     np.testing.assert_allclose(got, want, atol=1e-4)
 
 
-def test_the_converter_hands_onnx_to_a_tensorflow_process(classifier, fixtures_dir, tmp_path):
-    """`python -m albert_tf.convert --output x.onnx` on JAX (whose own tracing fails there)."""
-    config = fixtures_dir / "albert_tiny" / "albert_config.json"
+@pytest.mark.backends  # CI's JAX pass: there a TensorFlow process writes the file
+def test_the_converter_writes_the_same_onnx_on_either_backend(classifier, fixtures_dir, tmp_path):
+    """`convert --output x.onnx` (convert_model): on JAX, whose own tracing of the model fails
+    in tf2onnx, the file comes from a TensorFlow process; it equals the Keras model."""
     output = tmp_path / "classifier.onnx"
-    code, stdout, stderr = _jax(
-        [
-            "-m",
-            "albert_tf.convert",
-            f"--input={classifier[1]}",
-            f"--albert_config_file={config}",
-            "--model=classifier",
-            f"--output={output}",
-        ]
+    lines = []
+    convert_model(
+        classifier[1],
+        output,
+        albert_config_file=fixtures_dir / "albert_tiny" / "albert_config.json",
+        model_kind="classifier",
+        log=lines.append,
     )
-    assert code == 0, stderr[-3000:]
-    assert f"wrote {output}" in stdout
+    assert lines == [f"wrote {output}"]
     import onnxruntime
 
     ids = np.array([[2, 10, 11, 12, 3, 0]], np.int32)
     features = {"input_ids": ids, "input_mask": np.sign(ids), "segment_ids": np.zeros_like(ids)}
     (got,) = onnxruntime.InferenceSession(str(output)).run(["logits"], features)
-    np.testing.assert_allclose(got, classifier[0](features)["logits"], atol=1e-4)
+    want = np.asarray(classifier[0](features)["logits"])
+    np.testing.assert_allclose(got, want, atol=1e-4)
 
 
-def test_squad_v2_exports_its_saved_model_from_jax(fixtures_dir, data_dir, tmp_path):
+def test_squad_v2_exports_its_saved_model_from_jax(fixtures_dir, tmp_path):
     """JAX's own SavedModel of AlbertSquadV2 (jax2tf) does not load in TensorFlow 2.21 (its
     beam's top_k); the export in a TensorFlow process does, with the JAX process's weights."""
     config = AlbertConfig.from_json_file(fixtures_dir / "albert_tiny" / "albert_config.json")
     model = _full_model(AlbertSquadV2(config), fixtures_dir, tmp_path / "squad.ckpt")
-    squad = data_dir / "squad" / "v2.0" / "dev-v2.0.json"
     code, _, stderr = _jax(
         [
             os.path.join(ROOT, "run_squad.py"),
             "--version_2_with_negative",
-            f"--predict_file={squad}",
             f"--albert_config_file={fixtures_dir / 'albert_tiny' / 'albert_config.json'}",
             f"--init_checkpoint={tmp_path / 'squad.ckpt'}",
             f"--spm_model_file={fixtures_dir / 'spm.model'}",
