@@ -28,6 +28,7 @@ import tensorflow as tf
 from albert_tf.core import fileio
 from albert_tf.core.native_stderr import quiet_native_stderr
 from albert_tf.deploy.onnx_encoder import fusable_outputs
+from albert_tf.formats.tensorflow_handoff import call_in_tensorflow
 from albert_tf.modeling.model_base import flat_outputs
 from albert_tf.modeling.model_kinds import find_kind
 
@@ -112,21 +113,30 @@ def _optimizer_needs(package) -> str:
     )
 
 
-def onnx_proto(model, *, opset=MIN_OPSET, optimize=False):
-    """The ONNX ModelProto export_onnx writes (see export_onnx)."""
+def _checked(model, opset, optimize):
+    """export_onnx's checks of its arguments and packages, before any work; returns tf2onnx."""
     _check_model(model)
     for package in OPTIMIZER_PACKAGES if optimize else ():
         if importlib.util.find_spec(package) is None:  # before the conversion's minutes
             raise ImportError(_optimizer_needs(package))
     try:
         # deferred: an optional package (the `deploy` extra)
-        import tf2onnx
+        import onnx  # noqa: F401  what onnx_passes needs
 
-        # deferred: needs onnx, an optional package
-        from albert_tf.deploy.onnx_passes import name_input_axes, restore_reduce_means
+        # deferred: an optional package (the `deploy` extra)
+        import tf2onnx
     except ImportError as e:
         raise ImportError(f"export_onnx needs tf2onnx and onnx: {INSTALL_HINT}") from e
     _check_opset(opset, max(tf2onnx.constants.OPSET_TO_IR_VERSION))
+    return tf2onnx
+
+
+def onnx_proto(model, *, opset=MIN_OPSET, optimize=False):
+    """The ONNX ModelProto export_onnx writes (see export_onnx)."""
+    tf2onnx = _checked(model, opset, optimize)
+    # deferred: needs onnx, an optional package (checked above)
+    from albert_tf.deploy.onnx_passes import name_input_axes, restore_reduce_means
+
     serve, signature = serving_function(model, optimize)
     with quiet_native_stderr():  # grappler's "Starting new session" lines, twice
         proto, _ = tf2onnx.convert.from_function(serve, input_signature=signature, opset=opset)
@@ -163,7 +173,9 @@ def export_onnx(model, path, *, opset=MIN_OPSET, optimize=False):
     AlbertSquadV2), any batch and length; outputs are the model's, by name (a list spread to
     `name_0`, `name_1`, ...), float32, equal to Keras to ≤1e-4. The text models
     (AlbertTextClassifier, ...) export their feature path: tokenize with their preprocessor
-    first. Needs tf2onnx and onnx (and onnxruntime for `optimize`): the `deploy` extra.
+    first. Needs tf2onnx and onnx (and onnxruntime for `optimize`): the `deploy` extra. On a
+    Keras backend other than TensorFlow (JAX) a TensorFlow process writes the same file
+    (`formats.tensorflow_handoff`).
 
     Args:
         model: an albert_tf ids-level model in float32: AlbertModel, AlbertClassifier (single-,
@@ -213,5 +225,27 @@ def export_onnx(model, path, *, opset=MIN_OPSET, optimize=False):
             f"path: {path} is a folder; give the .onnx file to write, e.g. "
             f"{fileio.join(path, 'model.onnx')}"
         )
+    if keras.backend.backend() != "tensorflow":  # tf2onnx converts TensorFlow graphs
+        _checked(model, opset, optimize)
+        with fileio.scratch_folder() as scratch:
+            local = os.path.join(scratch, "model.onnx")
+            call_in_tensorflow(model, f"{__name__}:export_onnx_file", local, opset, optimize)
+            return fileio.write_bytes(path, fileio.read_bytes(local))
     proto = onnx_proto(model, opset=opset, optimize=optimize)
     return fileio.write_bytes(path, proto.SerializeToString())
+
+
+def export_onnx_file(model, path, opset=MIN_OPSET, optimize=False) -> str:
+    """`export_onnx` with positional options: what a TensorFlow process runs for a JAX one
+    (`formats.tensorflow_handoff.call_in_tensorflow` passes arguments by position).
+
+    Args:
+        model: As export_onnx's.
+        path: A local `.onnx` file.
+        opset: As export_onnx's.
+        optimize: As export_onnx's.
+
+    Returns:
+        `path`.
+    """
+    return export_onnx(model, path, opset=opset, optimize=optimize)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 
+from albert_tf.core import environment
 from albert_tf.core.errors import InputError, TrainingError
 from albert_tf.deploy.export_formats import (
     LITERT,
@@ -17,6 +18,7 @@ from albert_tf.deploy.export_formats import (
 )
 from albert_tf.drivers import validation as v
 from albert_tf.drivers.flag_words import in_flag_words
+from albert_tf.drivers.tensorflow_export import exporter_in_tensorflow
 from albert_tf.tasks.serving import NEEDS_TOKENIZER
 
 # what an export's own errors name (calibration data for quantize=int8, a failed format) as
@@ -160,7 +162,9 @@ def check_export_flags(FLAGS):
 
 def exporter_from_flags(export, task, FLAGS):
     """The engine's export_fn from a driver's flags: --export_dir, --export_format, --quantize
-    and --eval_batch_size (see albert_tf.deploy.exports.exporter).
+    and --eval_batch_size (see albert_tf.deploy.exports.exporter). On a Keras backend other
+    than TensorFlow the same export runs in a TensorFlow process
+    (`drivers.tensorflow_export`).
 
     Args:
         export: The task's raw-text SavedModel export, `export(model, task, export_dir,
@@ -176,6 +180,8 @@ def exporter_from_flags(export, task, FLAGS):
 
     if not FLAGS.export_dir:
         return None
+    if environment.keras_backend() != "tensorflow":
+        return exporter_in_tensorflow(FLAGS)
     options = ExportOptions(
         FLAGS.export_dir,
         formats=parse_export_formats(FLAGS.export_format, "--export_format"),

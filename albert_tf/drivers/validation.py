@@ -20,7 +20,6 @@ import sentencepiece as spm
 from albert_tf.core import fileio
 from albert_tf.core.config import CONFIG_FILE, SIZE_FIELDS, AlbertConfig
 from albert_tf.core.errors import InputError
-from albert_tf.drivers.backend_flags import check_backend_flags
 from albert_tf.drivers.distribution_flags import strategy_error
 from albert_tf.drivers.recipes import fit_warmup_to_run
 from albert_tf.text.vocab_files import read_spm_model
@@ -396,7 +395,6 @@ def validate_finetuning(FLAGS, *, train_step_required=True):
     require(FLAGS, "albert_config_file", "output_dir")
     if not (FLAGS.do_train or FLAGS.do_eval or FLAGS.do_predict or flag_value(FLAGS, "export_dir")):
         raise InputError("nothing to do: give --do_train, --do_eval or --do_predict")
-    check_backend_flags(FLAGS)
     check_at_least(
         FLAGS,
         1,

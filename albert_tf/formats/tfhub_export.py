@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import keras
 import tensorflow as tf
@@ -27,7 +25,7 @@ import tensorflow as tf
 from albert_tf.core import fileio
 from albert_tf.core.config import CONFIG_FILE
 from albert_tf.formats.common import ExportReport
-from albert_tf.formats.tf1 import save_original_checkpoint
+from albert_tf.formats.tensorflow_handoff import call_in_tensorflow
 from albert_tf.formats.tfhub import OWN_VARIABLES
 from albert_tf.modeling.names import (
     encoder_variable_map,
@@ -129,7 +127,9 @@ def _spm_name(spm_model_file) -> str:
 
 def export_tfhub(model, folder, spm_model_file=None, *, exclude=()) -> ExportReport:
     """Write an albert_tf model as a SavedModel in the layout of Google's TF Hub ALBERT
-    releases, which code written for them loads with `tf.saved_model.load`.
+    releases, which code written for them loads with `tf.saved_model.load`. On a Keras
+    backend other than TensorFlow (JAX) a TensorFlow process writes the same folder
+    (`formats.tensorflow_handoff`).
 
     Args:
         model: An albert_tf model: its encoder is exported, and an AlbertPretrainer's
@@ -163,8 +163,13 @@ def export_tfhub(model, folder, spm_model_file=None, *, exclude=()) -> ExportRep
     head = getattr(model, "mlm_head", None)
     if head is not None and set(mlm_head_variable_map(head)) & set(exclude):
         head = None
-    if keras.backend.backend() != "tensorflow":
-        written = _export_in_tensorflow(model, head is not None, folder, spm_model_file)
+    if keras.backend.backend() != "tensorflow":  # the SavedModel's graphs are TensorFlow's
+        spm = None if spm_model_file is None else os.fspath(spm_model_file)
+        exported = model if head is not None else albert
+        fileio.remove(fileio.join(folder, "saved_model.pb"))  # no old graph over new variables
+        with fileio.output_folder(folder, last=("saved_model.pb",)) as local:
+            function = f"{__name__}:export_tfhub"
+            written = call_in_tensorflow(exported, function, local, spm)["written"]
         return ExportReport(
             folder, written, sorted(set(original_variable_map(model)) - set(written))
         )
@@ -188,52 +193,3 @@ def export_tfhub(model, folder, spm_model_file=None, *, exclude=()) -> ExportRep
     written = set(getattr(module, OWN_VARIABLES))
     names = set(original_variable_map(model))
     return ExportReport(folder, sorted(written), sorted(names - written))
-
-
-# What the TensorFlow process runs: argv = config file, checkpoint, "1" with the masked-LM head,
-# output folder, SentencePiece model or "".
-_CHILD = """
-import json, sys
-from albert_tf.core.config import AlbertConfig
-from albert_tf.formats.tf1 import load_original_checkpoint
-from albert_tf.formats.tfhub_export import export_tfhub
-from albert_tf.modeling.albert_model import AlbertModel, AlbertPretrainer
-config, ckpt, mlm, out, spm = sys.argv[1:]
-model = (AlbertPretrainer if mlm == "1" else AlbertModel)(AlbertConfig.from_json_file(config))
-load_original_checkpoint(model, ckpt)
-print(json.dumps(export_tfhub(model, out, spm or None).written))
-"""
-
-
-def _export_in_tensorflow(model, with_mlm, folder, spm_model_file) -> list:
-    """`export_tfhub` from a process on another Keras backend (JAX): the SavedModel's functions
-    are TensorFlow graphs of the Keras layers, so a TensorFlow-backend process writes it from
-    the weights handed over as a TF1 checkpoint. Returns the Google names written."""
-    albert = model if hasattr(model, "embedding") else model.albert
-    with fileio.scratch_folder() as scratch:
-        config = os.path.join(scratch, CONFIG_FILE)
-        albert.config.to_json_file(config)
-        ckpt = os.path.join(scratch, "model.ckpt")
-        save_original_checkpoint(model, ckpt)
-        spm = ""
-        if spm_model_file is not None:
-            spm = os.path.join(scratch, _spm_name(spm_model_file))
-            fileio.write_bytes(spm, read_spm_model(spm_model_file))
-        package_root = fileio.dirname(fileio.dirname(fileio.dirname(__file__)))
-        env = dict(os.environ, KERAS_BACKEND="tensorflow")
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-        fileio.remove(fileio.join(folder, "saved_model.pb"))  # no old graph over new variables
-        with fileio.output_folder(folder, last=("saved_model.pb",)) as local:
-            flag = "1" if with_mlm else "0"
-            run = subprocess.run(
-                [sys.executable, "-c", _CHILD, config, ckpt, flag, local, spm],
-                env=env,
-                capture_output=True,
-                text=True,
-            )
-            if run.returncode != 0:
-                last = (run.stderr.strip().splitlines() or ["no output"])[-1]
-                raise RuntimeError(
-                    f"export_tfhub: the TensorFlow process writing {folder} failed: {last}"
-                )
-        return json.loads(run.stdout.strip().splitlines()[-1])

@@ -135,15 +135,3 @@ def test_jax_mirrored_on_two_devices_equals_one_device(unbroken, fixtures_dir, d
     assert sorted(two) == sorted(one)
     for step in one:
         assert two[step] == pytest.approx(one[step], rel=1e-5, abs=1e-6), step
-
-
-def test_jax_export_dir_is_one_error_line(fixtures_dir, data_dir, tmp_path):
-    """Exports have no JAX path yet: refused before any work, naming the flag and the way out."""
-    cmd = _command(fixtures_dir, data_dir, tmp_path / "out", tmp_path / "cache")
-    cmd = [a for a in cmd if a not in ("--do_train", "--do_eval")]
-    code, log = _run(cmd + [f"--export_dir={tmp_path / 'export'}"], tmp_path / "export.log")
-    assert code == 2, log[-3000:]
-    last = log.strip().splitlines()[-1]
-    assert last.startswith("error: --export_dir with KERAS_BACKEND=jax:"), last
-    assert "KERAS_BACKEND=tensorflow" in last
-    assert not (tmp_path / "export").exists()
