@@ -1,11 +1,12 @@
 """Tiny task models that have learned something, one per kind the LiteRT export writes: the
 fixture model fitted (Adam on the whole set each step) until it gives every answer of a few
-sample examples, which it can only do with attention that is confident and far from
-uniform, the attention that int8 quantization can destroy (random weights attend almost
-uniformly and hide it).
+sample examples. Random weights attend almost uniformly and hide what int8 quantization does
+to attention; a model that memorised its examples has confident attention to lose (the SQuAD
+model's spans rest on the tokens themselves more than on attention:
+test_quantized_learned_kinds.py).
 
 Each `LearnedTask` holds the features, what they should decide (`targets`, in the form of
-`quantization.decisions`) and the loss; `fit` returns the fitted model.
+`quantization.decisions`) and the loss; `deploy_helpers.fit_model` fits its model.
 
     token_classifier   the NER sample's sentences, a label on every real piece (a word's
                        later pieces carry its label, [CLS] and [SEP] "O")
@@ -43,8 +44,7 @@ class LearnedTask:
     targets: np.ndarray
     loss: Callable
     checkpoint: str
-    labels: list = None
-    texts: list = None
+    labels: list = None  # a classifier's label names
 
 
 def _stack(records) -> dict:
@@ -186,7 +186,6 @@ def wordpiece_classifier(length=32) -> LearnedTask:
         lambda outputs, f: _mean_ce(targets, outputs["probabilities"]),
         str(ZH_RELEASE / "model.ckpt"),
         labels=["even", "odd"],
-        texts=texts,
     )
 
 
