@@ -5,7 +5,7 @@ on Google's Chinese WordPiece layout with its vocabulary in the file. The SST-2 
 and the float16 / dynamic int8 modes: test_quantized_learned.py.
 
 With Google's -10000 mask adder in the int8 graph, the token classifier's, multiple choice's
-and WordPiece classifier's checks fail (agreement 0.93-0.95, 0.94, 0.56; probability changes
+and WordPiece classifier's checks fail (agreement 0.93-0.95, 0.38, 0.56; probability changes
 0.74-0.98, measured for issue 37). The SQuAD model's spans do not: it found them by the tokens
 themselves, which uniform attention leaves in place (agreement 1.0 either way); its int8 file's
 attention resolution is checked by test_quantized_learned.py's structural test."""
@@ -19,8 +19,8 @@ from albert_tf import export_litert, load_litert
 from albert_tf.deploy import quantization
 
 STEPS = 150
-# largest probability change allowed, 3-20x what was measured (-10000 gave 0.74-0.98)
-TOLERANCE = {"token_classifier": 0.06, "squad_v1": 0.1, "multiple_choice": 0.03, "wordpiece": 0.03}
+# largest probability change allowed, 3-30x what was measured (-10000 gave 0.74-0.98)
+TOLERANCE = {"token_classifier": 0.06, "squad_v1": 0.1, "multiple_choice": 0.06, "wordpiece": 0.03}
 
 
 def _lite_outputs(path, feats, names):
