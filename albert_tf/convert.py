@@ -30,7 +30,7 @@ from albert_tf.core.errors import AlbertError
 from albert_tf.drivers import console
 from albert_tf.drivers.cli import one_line
 from albert_tf.drivers.flag_words import in_flag_words
-from albert_tf.interop.model_files import FORMATS, convert_model
+from albert_tf.interop.model_files import FORMATS, UNTRAINED_LEFT_OUT, convert_model
 from albert_tf.modeling.model_kinds import MODEL_KINDS
 
 # convert_model's arguments as this command's flags, for what it reports
@@ -124,7 +124,8 @@ def main(argv=None):
             print(environment.short_block(), file=sys.stderr)
         print(f"error: {one_line(in_flag_words(e, FLAG_NAMES))}", file=sys.stderr)
         return 2
-    print(report)
+    # what the input lacks is said once: by the line of what the output left out, if any
+    print(report.summary(not any(line.startswith(UNTRAINED_LEFT_OUT) for line in written)))
     print(in_flag_words("\n".join(written), FLAG_NAMES))
     return 0
 

@@ -61,12 +61,28 @@ class LoadReport:
     notes: list = dataclasses.field(default_factory=list)  # what the source could not give
 
     def __str__(self):
+        return self.summary()
+
+    def summary(self, name_missing: bool = True) -> str:
+        """`str(report)`, optionally without the line naming the missing variables (where
+        another line names them: `convert` says what it left out of its output).
+
+        Args:
+            name_missing: Whether a line names the missing variables.
+
+        Returns:
+            The report's lines.
+
+        >>> report = LoadReport("ckpt", ["a"], [], ["cls/x"], [])
+        >>> print(report.summary(name_missing=False))
+        ckpt: loaded 1 variables, 1 missing, 0 unused, 0 optimizer/step variables ignored
+        """
         lines = [
             f"{self.checkpoint}: loaded {len(self.loaded)} variables, "
             f"{len(self.missing)} missing, {len(self.unused)} unused, "
             f"{len(self.ignored)} optimizer/step variables ignored"
         ]
-        if self.missing:
+        if self.missing and name_missing:
             lines.append(f"  missing (left at their initial values): {group_names(self.missing)}")
         if self.unused:
             lines.append(f"  unused (in the source, not in this model): {group_names(self.unused)}")

@@ -310,7 +310,7 @@ def write_model(model, output_path, output_format, spm_model_file=None, untraine
         return [f"wrote {export_onnx(model, output_path)}"]
     untrained = sorted(set(untrained) & set(original_variable_map(model)))
     # one line for what the input lacks (the exports' reports list only what has no place)
-    lines = [f"left out (not in the input, untrained): {group_names(untrained)}"] * bool(untrained)
+    lines = [f"{UNTRAINED_LEFT_OUT}: {group_names(untrained)}"] * bool(untrained)
     if output_format == "keras_hub":
         if any(n.startswith("cls/predictions/") for n in untrained):
             model = model.albert  # a preset's masked-LM task would carry the untrained head
@@ -350,6 +350,8 @@ def _default_spm(input_path):
     return find_spm_model(fileio.folder_of(os.fspath(input_path)))
 
 
+# the line of what an output lacks because the input did (it names every missing variable)
+UNTRAINED_LEFT_OUT = "left out (not in the input, untrained)"
 # The pretraining heads: an input may lack them (TF2 releases have no sentence-order head) and a
 # format may have no place for them (keras-hub's pretrainer has none); never a fine-tuned head.
 PRETRAINING_HEADS = ("cls/seq_relationship/", "cls/predictions/")

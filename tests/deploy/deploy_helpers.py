@@ -75,18 +75,38 @@ def fit_classifier(feats, labels, steps: int, learning_rate=1e-3, seed=0):
 
     import albert_tf
 
+    y = tf.constant(labels)
+    loss = lambda outputs, _: tf.reduce_mean(
+        keras.losses.sparse_categorical_crossentropy(y, outputs["probabilities"])
+    )
+    build = lambda: albert_tf.AlbertClassifier(CONFIG, int(labels.max()) + 1)
+    checkpoint = str(FIXTURES / "albert_tiny" / "model.ckpt-best")
+    return fit_model(build, feats, loss, steps, checkpoint, learning_rate, seed)
+
+
+def fit_model(build, feats, loss, steps: int, checkpoint, learning_rate=1e-3, seed=0):
+    """`build()`'s model from a Google checkpoint (or from the encoder of a model given in its
+    place), fitted with Adam on the whole set `feats` each step to `loss(outputs, features)`."""
+    import keras
+    import tensorflow as tf
+
+    import albert_tf
+
     keras.utils.set_random_seed(seed)
-    model = albert_tf.AlbertClassifier(CONFIG, int(labels.max()) + 1)
-    albert_tf.load_original_checkpoint(model, str(FIXTURES / "albert_tiny" / "model.ckpt-best"))
+    model = build()
+    if isinstance(checkpoint, keras.Model):
+        model({k: v[:1] for k, v in feats.items()})
+        model.albert.set_weights(checkpoint.albert.get_weights())
+    else:
+        albert_tf.load_original_checkpoint(model, checkpoint)
     optimizer = keras.optimizers.Adam(learning_rate)
-    x, y = {k: tf.constant(v) for k, v in feats.items()}, tf.constant(labels)
+    x = {k: tf.constant(v) for k, v in feats.items()}
 
     @tf.function
     def step():
         with tf.GradientTape() as tape:
-            probabilities = model(x, training=True)["probabilities"]
-            loss = tf.reduce_mean(keras.losses.sparse_categorical_crossentropy(y, probabilities))
-        optimizer.apply(tape.gradient(loss, model.trainable_variables), model.trainable_variables)
+            value = loss(model(x, training=True), x)
+        optimizer.apply(tape.gradient(value, model.trainable_variables), model.trainable_variables)
 
     for _ in range(steps):
         step()

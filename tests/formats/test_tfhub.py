@@ -254,14 +254,24 @@ def test_export_is_called_like_googles_release(ram_bucket, tiny_pretrainer, refe
             np.testing.assert_array_equal(variable.numpy(), ours[google].numpy())
 
 
+def test_converting_a_model_garden_pretrainer_says_the_missing_head_once(tmp_path, capsys):
+    path = TFHUB / "tf2_checkpoints" / "albert_tiny_pretrainer-1"
+    argv = ["--input", str(path), "--albert_config_file", str(TINY / "albert_config.json")]
+    assert main([*argv, "--output", str(tmp_path / "tf1" / "model.ckpt-1")]) == 0
+    printed = capsys.readouterr().out
+    said = [line for line in printed.splitlines() if "seq_relationship" in line]
+    assert len(said) == 1 and said[0].startswith("left out (not in the input, untrained): cls/")
+
+
 def test_convert_tfhub_to_every_format_and_back(tmp_path, capsys, recorded):
     hub = str(TFHUB / "albert_tiny_model_with_mlm")
     assert main(["--input", hub, "--output", str(tmp_path / "tf1" / "model.ckpt-1")]) == 0
     printed = capsys.readouterr().out
-    # what the input lacks: the load report's `missing` line, and the one line of what was
-    # left out of the output (no per-name lines, no notes saying it again)
+    # what the input lacks is said once: the line of what was left out of the output (no
+    # `missing` line of the load report, no per-name lines, no notes saying it again)
     said = [line for line in printed.splitlines() if "seq_relationship" in line]
-    assert len(said) == 2 and said[1].startswith("left out (not in the input, untrained): cls/")
+    assert len(said) == 1 and said[0].startswith("left out (not in the input, untrained): cls/")
+    assert "2 missing" in printed  # the load report's count stays
     assert not any(n.startswith("cls/seq") for n in read_original_checkpoint(tmp_path / "tf1"))
     assert (
         main(["--input", hub, "--output", str(tmp_path / "hf"), "--output_format", "huggingface"])
