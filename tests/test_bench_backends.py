@@ -56,7 +56,9 @@ def test_each_mode_trains_and_updates_alone(mode):
 
 def test_report_is_one_json_line_per_mode_and_length(capsys):
     bench = _bench()
-    a = argparse.Namespace(quick=True, shape="base", modes="finetune", seqs="128,512", steps=2)
+    a = argparse.Namespace(
+        quick=True, shape="base", modes="finetune", seqs="128,512", steps=2, batch=8
+    )
     names = ["tensorflow_xla", "jax"]
     first = {n: {"finetune_128": 1.0, "finetune_512": 2.0} for n in names}
     rounds = [
