@@ -54,7 +54,7 @@ def test_info_names_every_item_with_the_installed_versions(info_output):
     assert _row(text, "TensorFlow").startswith(metadata.version("tensorflow"))
     assert _row(text, "tensorflow-text") == metadata.version("tensorflow-text")
     assert _row(text, "Keras").startswith(metadata.version("keras") + ", backend ")
-    for label in ("keras-hub", "jax"):
+    for label in ("keras-hub", "jax", "torch"):
         try:
             expected = metadata.version(label)
         except metadata.PackageNotFoundError:
@@ -98,6 +98,7 @@ def test_a_clean_environment_has_no_incompatibilities():
         ({"tensorflow": "2.17.1", "tensorflow-text": "2.17.0"}, "tensorflow", "outside the tested"),
         ({"keras": "3.8.0"}, "tensorflow", "Keras 3.8.0 is outside the tested range"),
         ({}, "jax", "KERAS_BACKEND is jax but jax is not installed"),
+        ({}, "torch", "KERAS_BACKEND is torch but torch is not installed"),
         ({"jax": "0.10.2", "jaxlib": "0.9.0"}, "tensorflow", "jax 0.10.2 and jaxlib 0.9.0"),
         ({"sentencepiece": "0.2.3", "protobuf": "5.29.6"}, "tensorflow", "sentencepiece==0.2.2"),
     ],
