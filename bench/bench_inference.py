@@ -457,6 +457,8 @@ def size_mb(paths):
             total += sum(f.stat().st_size for f in pathlib.Path(p).rglob("*") if f.is_file())
         elif p.endswith((".onnx", ".tflite", ".h5")) or os.path.basename(p) == "huggingface":
             total += os.path.getsize(p)
+        elif p.endswith(".xml"):  # OpenVINO's IR: the graph and its weights (.bin)
+            total += os.path.getsize(p) + os.path.getsize(p[: -len(".xml")] + ".bin")
     return total / 1e6
 
 

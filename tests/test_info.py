@@ -17,6 +17,7 @@ import pytest
 from albert_tf import convert
 from albert_tf.core import environment
 from albert_tf.core.environment import Environment, incompatibilities, short_block
+from albert_tf.core.errors import InputError
 from albert_tf.drivers import cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -186,3 +187,11 @@ def test_the_converter_verbose_trace_ends_with_the_block_too(tmp_path, capsys):
     assert code == 2 and lines[-1].startswith("error: ")
     assert lines[-1 - len(block) : -1] == block
     assert "Traceback (most recent call last):" in lines
+
+
+def test_a_forward_only_backend_refuses_what_it_cannot_run(monkeypatch):
+    monkeypatch.setattr(environment, "keras_backend", lambda: "torch")
+    with pytest.raises(InputError, match=r"^export needs KERAS_BACKEND=tensorflow .*=torch, on"):
+        environment.check_backend_runs("export")
+    monkeypatch.setattr(environment, "keras_backend", lambda: "jax")
+    environment.check_backend_runs("export")

@@ -18,7 +18,13 @@ import pytest
 from repo_paths import FIXTURES
 from task_outputs import models, outputs
 
-from albert_tf import AlbertClassifier, AlbertConfig, export_litert, load_original_checkpoint
+from albert_tf import (
+    AlbertClassifier,
+    AlbertConfig,
+    export_litert,
+    load_original_checkpoint,
+    save_original_checkpoint,
+)
 from albert_tf.core.errors import InputError
 from albert_tf.drivers import cli
 
@@ -35,7 +41,8 @@ def tiny_classifier():
 @pytest.mark.backends
 @pytest.mark.torch
 def test_predict_equals_the_call_for_every_model_class():
-    """`predict` (batches of 2, NumPy out) gives what calling the model gives."""
+    """`predict` (batches of 2, NumPy out) gives Google's encoder outputs and what calling the
+    model gives, at 1e-5."""
     config = AlbertConfig.from_json_file(FIXTURES / "albert_tiny" / "albert_config.json")
     google = dict(np.load(FIXTURES / "albert_tiny_reference.npz"))
     predicted = outputs(FIXTURES)
@@ -46,7 +53,7 @@ def test_predict_equals_the_call_for_every_model_class():
     for key in ("sequence_output", "pooled_output"):
         np.testing.assert_allclose(predicted[f"encoder/{key}"], google[key], atol=1e-5, rtol=0)
         ours = keras.ops.convert_to_numpy(called[key])
-        np.testing.assert_allclose(predicted[f"encoder/{key}"], ours, atol=1e-6, rtol=0)
+        np.testing.assert_allclose(predicted[f"encoder/{key}"], ours, atol=1e-5, rtol=0)
 
 
 @pytest.mark.torch
@@ -98,3 +105,18 @@ def test_a_torch_process_predicts_what_tensorflow_predicts(tmp_path):
         .splitlines()[-1]
         .startswith("error: run_classifier.py needs KERAS_BACKEND=tensorflow (the default) or jax")
     )
+
+
+@pytest.mark.backends
+@pytest.mark.torch
+def test_a_tf1_checkpoint_written_on_this_backend_loads_back(tmp_path):
+    """save_original_checkpoint reads any backend's variables (torch's carry gradients)."""
+    model, fresh = tiny_classifier(), tiny_classifier()
+    rng = np.random.default_rng(0)
+    for variable in model.weights:
+        variable.assign(rng.normal(0, 0.2, variable.shape).astype("float32"))
+    prefix = save_original_checkpoint(model, str(tmp_path / "model.ckpt"))
+    report = load_original_checkpoint(fresh, prefix)
+    assert report.missing == [] and report.unused == []
+    for a, b in zip(model.weights, fresh.weights):
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(b), keras.ops.convert_to_numpy(a))
