@@ -542,6 +542,10 @@ def main():
         return
     if args._prepare:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+        if "torch" in _needs(args._prepare):
+            # deferred: torch only where the row has it; its triton (what torch.onnx loads)
+            # must load before TensorFlow, which crashes the process otherwise (SIGSEGV)
+            import torch._dynamo  # noqa: F401
         print(json.dumps(prepare(args._prepare, work_files(args))))
         return
     if args.quick:
