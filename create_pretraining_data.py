@@ -91,6 +91,7 @@ try it in a clone of albert_tf (text and a SentencePiece model that ship with it
 """,
     required=("input_file", "output_file"),
     one_of=(("spm_model_file", "vocab_file"),),
+    builds_models=False,  # text to records: runs whatever KERAS_BACKEND names
 )
 
 

@@ -17,9 +17,9 @@ Shipping: `export_litert` / `load_litert` (LiteRT, int8, the TFLite Task Library
 `export_onnx` (docs/deployment.md). docs/architecture.md maps the folders.
 
 Keras's backend is TensorFlow unless `KERAS_BACKEND` names another before the import
-(`KERAS_BACKEND=jax`: the models, their losses and every weight format; docs/backends.md says what
-runs where). Public names load lazily, so a data-builder process that only tokenizes never
-imports Keras.
+(`KERAS_BACKEND=jax`: the models, their losses and every weight format; `KERAS_BACKEND=torch`:
+the models' forward pass and `predict`; docs/backends.md says what runs where). Public names load
+lazily, so a data-builder process that only tokenizes never imports Keras (on TensorFlow or JAX).
 
 Example:
 
@@ -36,6 +36,10 @@ import importlib
 import os
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+if os.environ["KERAS_BACKEND"] == "torch":
+    # Keras (torch, and the triton compiler a PyPI torch wheel carries) must load before
+    # TensorFlow: triton loaded after TensorFlow crashes the process (docs/backends.md)
+    import keras  # noqa: F401
 
 __version__ = "0.1.0"
 

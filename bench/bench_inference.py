@@ -457,6 +457,8 @@ def size_mb(paths):
             total += sum(f.stat().st_size for f in pathlib.Path(p).rglob("*") if f.is_file())
         elif p.endswith((".onnx", ".tflite", ".h5")) or os.path.basename(p) == "huggingface":
             total += os.path.getsize(p)
+        elif p.endswith(".xml"):  # OpenVINO's IR: the graph and its weights (.bin)
+            total += os.path.getsize(p) + os.path.getsize(p[: -len(".xml")] + ".bin")
     return total / 1e6
 
 
@@ -540,6 +542,10 @@ def main():
         return
     if args._prepare:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+        if "torch" in _needs(args._prepare):
+            # deferred: torch only where the row has it; its triton (what torch.onnx loads)
+            # must load before TensorFlow, which crashes the process otherwise (SIGSEGV)
+            import torch._dynamo  # noqa: F401
         print(json.dumps(prepare(args._prepare, work_files(args))))
         return
     if args.quick:

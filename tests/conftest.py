@@ -10,6 +10,19 @@ from repo_paths import DATA, FIXTURES
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+if os.environ["KERAS_BACKEND"] == "torch":
+    import albert_tf  # noqa: F401  (loads Keras' torch backend before a test imports TensorFlow)
+
+
+def pytest_collection_modifyitems(config, items):
+    """On KERAS_BACKEND=torch only the tests marked `torch` run: albert_tf runs the models'
+    forward pass and predict there, not training or exports (docs/backends.md)."""
+    if os.environ["KERAS_BACKEND"] != "torch":
+        return
+    skip = pytest.mark.skip(reason="not marked `torch`: KERAS_BACKEND=torch runs forward passes")
+    for item in items:
+        if item.get_closest_marker("torch") is None:
+            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

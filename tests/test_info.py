@@ -17,6 +17,7 @@ import pytest
 from albert_tf import convert
 from albert_tf.core import environment
 from albert_tf.core.environment import Environment, incompatibilities, short_block
+from albert_tf.core.errors import InputError
 from albert_tf.drivers import cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -54,7 +55,7 @@ def test_info_names_every_item_with_the_installed_versions(info_output):
     assert _row(text, "TensorFlow").startswith(metadata.version("tensorflow"))
     assert _row(text, "tensorflow-text") == metadata.version("tensorflow-text")
     assert _row(text, "Keras").startswith(metadata.version("keras") + ", backend ")
-    for label in ("keras-hub", "jax"):
+    for label in ("keras-hub", "jax", "torch"):
         try:
             expected = metadata.version(label)
         except metadata.PackageNotFoundError:
@@ -98,6 +99,7 @@ def test_a_clean_environment_has_no_incompatibilities():
         ({"tensorflow": "2.17.1", "tensorflow-text": "2.17.0"}, "tensorflow", "outside the tested"),
         ({"keras": "3.8.0"}, "tensorflow", "Keras 3.8.0 is outside the tested range"),
         ({}, "jax", "KERAS_BACKEND is jax but jax is not installed"),
+        ({}, "torch", "KERAS_BACKEND is torch but torch is not installed"),
         ({"jax": "0.10.2", "jaxlib": "0.9.0"}, "tensorflow", "jax 0.10.2 and jaxlib 0.9.0"),
         ({"sentencepiece": "0.2.3", "protobuf": "5.29.6"}, "tensorflow", "sentencepiece==0.2.2"),
     ],
@@ -185,3 +187,11 @@ def test_the_converter_verbose_trace_ends_with_the_block_too(tmp_path, capsys):
     assert code == 2 and lines[-1].startswith("error: ")
     assert lines[-1 - len(block) : -1] == block
     assert "Traceback (most recent call last):" in lines
+
+
+def test_a_forward_only_backend_refuses_what_it_cannot_run(monkeypatch):
+    monkeypatch.setattr(environment, "keras_backend", lambda: "torch")
+    with pytest.raises(InputError, match=r"^export needs KERAS_BACKEND=tensorflow .*=torch, on"):
+        environment.check_backend_runs("export")
+    monkeypatch.setattr(environment, "keras_backend", lambda: "jax")
+    environment.check_backend_runs("export")

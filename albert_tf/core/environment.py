@@ -22,6 +22,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from albert_tf.core import fileio
+from albert_tf.core.errors import InputError
 
 # The ranges pyproject.toml declares, tested at both ends by .ci/run.
 SUPPORTED = {
@@ -39,6 +40,7 @@ FRAMEWORKS = (
     ("keras-hub", "keras-hub"),
     ("jax", "jax"),
     ("jaxlib", "jaxlib"),
+    ("torch", "torch"),
 )
 # (distribution, module) of the optional extras: deploy's runtimes and converters
 EXTRAS = (
@@ -126,6 +128,35 @@ def keras_backend() -> str:
             return json.load(f).get("backend", "tensorflow")
     except (OSError, ValueError, AttributeError):  # no or unreadable keras.json: the default
         return "tensorflow"
+
+
+# Keras backends on which albert_tf runs the models' forward pass and `predict` only (no
+# training, drivers or exports): docs/backends.md
+FORWARD_ONLY_BACKENDS = ("torch",)
+
+
+def check_backend_runs(what: str) -> None:
+    """Refuses `what` (training, a command, an export) on a Keras backend that runs albert_tf's
+    models forward only (`FORWARD_ONLY_BACKENDS`), naming KERAS_BACKEND.
+
+    Args:
+        what: What the caller is about to do, as the user would name it.
+
+    Raises:
+        InputError: (a ValueError) on such a backend; the message names `what` and the backends
+            that run it.
+
+    Example:
+
+    >>> check_backend_runs("export") if keras_backend() == "tensorflow" else None
+    """
+    backend = keras_backend()
+    if backend in FORWARD_ONLY_BACKENDS:
+        raise InputError(
+            f"{what} needs KERAS_BACKEND=tensorflow (the default) or jax; this process has "
+            f"KERAS_BACKEND={backend}, on which albert_tf runs the models' forward pass and "
+            "predict only (docs/backends.md)"
+        )
 
 
 def current() -> Environment:
@@ -222,6 +253,8 @@ def incompatibilities(env: Environment) -> list:
         )
     if env.keras_backend == "jax" and "jax" not in v:
         found.append("KERAS_BACKEND is jax but jax is not installed (pip install -e '.[jax]')")
+    if env.keras_backend == "torch" and "torch" not in v:
+        found.append("KERAS_BACKEND is torch but torch is not installed (pip install torch)")
     if "jax" in v and "jaxlib" in v and _minor(v["jax"]) != _minor(v["jaxlib"]):
         found.append(f"jax {v['jax']} and jaxlib {v['jaxlib']} differ in minor version")
     return found

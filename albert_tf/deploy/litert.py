@@ -33,6 +33,7 @@ import keras
 import tensorflow as tf
 
 from albert_tf.core import fileio
+from albert_tf.core.environment import check_backend_runs
 from albert_tf.core.native_stderr import quiet_native_stderr
 from albert_tf.deploy import quantization
 from albert_tf.deploy.export_formats import LITERT_MIN_LENGTH
@@ -200,6 +201,7 @@ def _keras_quantized(model) -> bool:
 
 def _check_arguments(model, max_seq_length, quantize, representative_dataset, text_input):
     """The model's kind, after checking every argument (each error names its argument)."""
+    check_backend_runs("export_litert")
     kind = model_kind(model)
     if _keras_quantized(model):
         raise ValueError(
@@ -357,7 +359,8 @@ def export_litert(
         A LiteRTExport: path, kind, size, inputs, outputs, operators, Task Library client.
 
     Raises:
-        ValueError: A model kind or an argument it does not support, naming the argument.
+        ValueError: A model kind or an argument it does not support, naming the argument; on
+            KERAS_BACKEND=torch, which runs the models' forward pass only.
 
     >>> import albert_tf
     >>> model = albert_tf.AlbertClassifier(albert_tf.AlbertConfig.from_json_file(

@@ -43,6 +43,8 @@ class Usage:
             `(("spm_model_file", "vocab_file"),)`.
         modules: Modules whose flags `--help` lists after the text (the driver's own flags
             always come first); `--helpfull` lists every flag.
+        builds_models: Whether the command builds Keras models (refused, before anything
+            else, on a Keras backend that runs them forward only: KERAS_BACKEND=torch).
 
     Example:
 
@@ -59,6 +61,7 @@ class Usage:
     required: tuple = ()
     one_of: tuple = ()
     modules: tuple = ()
+    builds_models: bool = True
 
     def missing(self, flag_values=None) -> list:
         """The required flags a command line left out, as `--name` (or `--a / --b`).
@@ -153,6 +156,13 @@ def guarded(main, usage=None):
     """
 
     def wrapped(argv):
+        try:  # first: no flag of the command can help on such a backend
+            if usage is None or usage.builds_models:
+                environment.check_backend_runs(
+                    os.path.basename(argv[0]) if argv else "this command"
+                )
+        except InputError as e:
+            fail(e, e.exit_code)
         missing = usage.missing() if usage is not None else []
         if missing:
             fail(

@@ -12,6 +12,7 @@ import dataclasses
 import os
 import re
 
+import keras
 import numpy as np
 import tensorflow as tf
 
@@ -562,9 +563,8 @@ def save_original_checkpoint(
     directory = fileio.dirname(fileio.abspath(ckpt_path))
     fileio.makedirs(directory)
     names = {n: v for n, v in original_variable_map(model).items() if n not in set(exclude)}
-    tensors = {
-        n: tf.convert_to_tensor(v.value if hasattr(v, "value") else v) for n, v in names.items()
-    }
+    # convert_to_numpy: any backend's variables (torch's hold tensors that carry gradients)
+    tensors = {n: tf.convert_to_tensor(keras.ops.convert_to_numpy(v)) for n, v in names.items()}
     if global_step is not None:
         tensors["global_step"] = tf.constant(int(global_step), tf.int64)
     ordered = sorted(tensors)

@@ -16,6 +16,7 @@ import keras
 import tensorflow as tf
 
 from albert_tf.core import fileio
+from albert_tf.core.environment import check_backend_runs
 from albert_tf.core.errors import InputError
 from albert_tf.engine import optimizers  # noqa: F401  (a compiled .keras file names its optimizer and schedule classes)
 from albert_tf.engine.init_checkpoint import init_from_checkpoint
@@ -367,8 +368,10 @@ class TextTaskMixin:
         Raises:
             ValueError: when `raw_text` is asked of a model without a preprocessor, or on a
                 backend other than TensorFlow (JAX's export cannot hold the tokenizer's
-                string ops: export with `raw_text=False`, or from a TensorFlow process).
+                string ops: export with `raw_text=False`, or from a TensorFlow process); on
+                KERAS_BACKEND=torch, any export.
         """
+        check_backend_runs(f"export(format={format!r})")
         if input_signature is None and raw_text:
             self._require_preprocessor()
             if keras.backend.backend() != "tensorflow":

@@ -7,6 +7,7 @@ from keras import ops
 import tensorflow as tf
 
 from albert_tf.core.config import AlbertConfig
+from albert_tf.core.environment import check_backend_runs
 
 
 class AlbertTaskModel(keras.Model):
@@ -242,6 +243,9 @@ class ServingSignature:
         Returns:
             What `keras.Model.export` returns (None for a SavedModel).
 
+        Raises:
+            ValueError: on KERAS_BACKEND=torch, which runs the models' forward pass only.
+
         Example:
 
         >>> import tempfile
@@ -258,6 +262,7 @@ class ServingSignature:
         >>> sorted(outputs), tuple(outputs["probabilities"].shape)
         (['logits', 'probabilities'], (1, 2))
         """
+        check_backend_runs(f"export(format={format!r})")
         if input_signature is None:
             input_signature = self.serving_input_signature()
             if keras.backend.backend() == "jax" and format == "tf_saved_model":

@@ -2,8 +2,10 @@
 encoder outputs (albert_tiny_reference.npz, written by Google's code): the heads' math as Google's
 run_classifier.py, run_squad_v1/v2.py, run_race.py and the BERT NER recipes state it, at 1e-5.
 
-Marked `backends`: CI runs it on TensorFlow and again under KERAS_BACKEND=jax."""
+Marked `backends`: CI runs it on TensorFlow and again under KERAS_BACKEND=jax; marked `torch`:
+it passes under KERAS_BACKEND=torch too (docs/backends.md)."""
 
+import keras
 import numpy as np
 import pytest
 
@@ -17,7 +19,7 @@ from albert_tf import (
     load_original_checkpoint,
 )
 
-pytestmark = pytest.mark.backends
+pytestmark = [pytest.mark.backends, pytest.mark.torch]
 TOL = 1e-5
 FEATURES = ("input_ids", "input_mask", "segment_ids")
 
@@ -56,7 +58,7 @@ def log_softmax(x, axis=-1):
 
 
 def close(ours, theirs, tol=TOL):
-    ours = np.asarray(ours, np.float64)
+    ours = keras.ops.convert_to_numpy(ours).astype(np.float64)  # torch's outputs carry grads
     assert ours.shape == np.shape(theirs)
     np.testing.assert_allclose(ours, theirs, atol=tol, rtol=0)
 
@@ -116,7 +118,7 @@ def test_squad_v1(tiny, google):
     logits = logits + w["cls/squad/output_bias"]
     close(out["start_logits"], logits[..., 0])
     close(out["end_logits"], logits[..., 1])
-    np.testing.assert_array_equal(np.asarray(out["unique_ids"]), np.arange(4))
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(out["unique_ids"]), np.arange(4))
 
 
 def layer_norm(x, gamma, beta, eps=1e-12):
@@ -170,7 +172,10 @@ def test_squad_v2(tiny, google):
     assert sorted(out) == sorted(theirs)
     for name, value in theirs.items():
         if name.endswith("_index"):
-            np.testing.assert_array_equal(np.asarray(out[name]), value, err_msg=name)
+            np.testing.assert_array_equal(
+                keras.ops.convert_to_numpy(out[name]), value, err_msg=name
+            )
         else:
             masked = value < -1e20  # -1e30 at masked positions: compare the real ones
-            close(np.where(masked, 0, out[name]), np.where(masked, 0, value))
+            ours = keras.ops.convert_to_numpy(out[name])
+            close(np.where(masked, 0, ours), np.where(masked, 0, value))
