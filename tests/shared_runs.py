@@ -1,9 +1,13 @@
-"""Work that tests share across pytest-xdist workers: one driver run per test run, not one per
-worker."""
+"""Work that tests share: one driver run per test run, not one per pytest-xdist worker, and the
+commands of the short driver runs that several test modules make."""
 
 import fcntl
 import json
 import os
+import pathlib
+import sys
+
+ROOT = os.fspath(pathlib.Path(__file__).resolve().parents[1])
 
 
 def once_per_test_run(tmp_path_factory, name, make):
@@ -28,3 +32,57 @@ def once_per_test_run(tmp_path_factory, name, make):
             folder.mkdir(exist_ok=True)
             done.write_text(json.dumps(make(folder)))
     return json.loads(done.read_text()), folder
+
+
+def tiny_mrpc_flags(fixtures_dir, data_dir, out):
+    """run_classifier.py's flags of the tiny fixture model on the MRPC sample (length 32, batch 8).
+
+    Args:
+        fixtures_dir: tests/data/fixtures.
+        data_dir: tests/data/samples.
+        out: --output_dir.
+
+    Returns:
+        The flags.
+    """
+    tiny = fixtures_dir / "albert_tiny"
+    return [
+        "--task_name=mrpc",
+        f"--data_dir={data_dir}",
+        f"--albert_config_file={tiny / 'albert_config.json'}",
+        f"--init_checkpoint={tiny / 'model.ckpt-best'}",
+        f"--spm_model_file={fixtures_dir / 'spm.model'}",
+        f"--output_dir={out}",
+        "--max_seq_length=32",
+        "--train_batch_size=8",
+    ]
+
+
+def tiny_classifier_command(fixtures_dir, data_dir, out, cache, *extra, steps=6):
+    """The argv of a short run_classifier.py training run (`tiny_mrpc_flags`), a checkpoint
+    every 2 of `steps` steps: the preemption and JAX engine tests' run.
+
+    Args:
+        fixtures_dir: tests/data/fixtures.
+        data_dir: tests/data/samples.
+        out: --output_dir.
+        cache: --cached_dir.
+        *extra: More flags.
+        steps: --train_step.
+
+    Returns:
+        The argv, starting with this Python.
+    """
+    return [
+        sys.executable,
+        os.path.join(ROOT, "run_classifier.py"),
+        *tiny_mrpc_flags(fixtures_dir, data_dir, out),
+        f"--cached_dir={cache}",
+        f"--train_step={steps}",
+        "--warmup_step=1",
+        "--save_checkpoints_steps=2",
+        "--do_train",
+        "--learning_rate=1e-3",
+        "--seed=7",
+        *extra,
+    ]

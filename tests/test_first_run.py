@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from shared_runs import once_per_test_run
 
+from albert_tf import convert
 from albert_tf.drivers.recipes import fit_warmup_to_run
 from albert_tf.engine.warmup import scaled_warmup
 
@@ -40,6 +41,15 @@ def _python(*args, timeout=600, env=None, cwd=ROOT):
         cwd=cwd,
         env={**os.environ, **(env or {})},
     )
+
+
+def _convert(capsys, *args):
+    """`python -m albert_tf.convert ARGS` run in this process (TensorFlow is imported already;
+    tests/interop/test_convert.py runs the real process): its exit code and what it printed."""
+    capsys.readouterr()
+    code = convert.main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return types.SimpleNamespace(returncode=code, stdout=out, stderr=err)
 
 
 @pytest.fixture(scope="module")
@@ -144,11 +154,10 @@ def test_the_export_loads_without_warnings(mrpc_run):
     assert "custom gradients" not in r.stderr and "serving_default" in r.stdout
 
 
-def test_the_run_folder_converts_with_its_head_and_labels(mrpc_run, tmp_path):
+def test_the_run_folder_converts_with_its_head_and_labels(mrpc_run, tmp_path, capsys):
     _, out = mrpc_run
-    r = _python(
-        "-m",
-        "albert_tf.convert",
+    r = _convert(
+        capsys,
         "--input",
         out,
         "--output",
@@ -167,7 +176,7 @@ def test_the_run_folder_converts_with_its_head_and_labels(mrpc_run, tmp_path):
     assert (tmp_path / "hf" / "spiece.model").read_bytes() == spm
 
 
-def test_a_fine_tuned_checkpoint_alone_names_its_task_or_fails(mrpc_run, tmp_path):
+def test_a_fine_tuned_checkpoint_alone_names_its_task_or_fails(mrpc_run, tmp_path, capsys):
     """Outside its run folder the pooled head's task is unknown: one error line, nothing
     written; --model says it."""
     _, out = mrpc_run
@@ -177,8 +186,6 @@ def test_a_fine_tuned_checkpoint_alone_names_its_task_or_fails(mrpc_run, tmp_pat
         if name.startswith("model.ckpt-best"):
             (alone / name).write_bytes((out / name).read_bytes())
     base = [
-        "-m",
-        "albert_tf.convert",
         "--input",
         alone / "model.ckpt-best",
         "--albert_config_file",
@@ -186,19 +193,18 @@ def test_a_fine_tuned_checkpoint_alone_names_its_task_or_fails(mrpc_run, tmp_pat
         "--output_format",
         "huggingface",
     ]
-    r = _python(*base, "--output", tmp_path / "hf")
+    r = _convert(capsys, *base, "--output", tmp_path / "hf")
     assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].startswith("error: ")
     assert "--model classifier" in r.stderr and not (tmp_path / "hf").exists()
-    r = _python(*base, "--output", tmp_path / "hf2", "--model", "classifier")
+    r = _convert(capsys, *base, "--output", tmp_path / "hf2", "--model", "classifier")
     assert r.returncode == 0, r.stderr[-2000:]
 
 
-def test_a_release_to_keras_hub_says_it_leaves_the_sop_head_out(tmp_path):
+def test_a_release_to_keras_hub_says_it_leaves_the_sop_head_out(tmp_path, capsys):
     """keras-hub's pretrainer has no sentence-order head: the conversion goes on and says so
     (a pretraining head, not a fine-tuned one)."""
-    r = _python(
-        "-m",
-        "albert_tf.convert",
+    r = _convert(
+        capsys,
         "--input",
         TINY,
         "--output_format",
@@ -316,16 +322,16 @@ def test_too_many_distinct_names_without_label_names(tmp_path):
         text.encode_labels(np.array(["a", "b", "c"]))
 
 
-def test_a_fine_tuned_head_never_drops_silently(mrpc_run, tmp_path):
+def test_a_fine_tuned_head_never_drops_silently(mrpc_run, tmp_path, capsys):
     """keras-hub's preset holds the backbone only: the run folder's classifier head would be
     lost, so the conversion stops with one line; --allow_missing writes it and says what."""
     _, out = mrpc_run
-    base = ["-m", "albert_tf.convert", "--input", out, "--output_format", "keras_hub"]
-    r = _python(*base, "--output", tmp_path / "kh")
+    base = ["--input", out, "--output_format", "keras_hub"]
+    r = _convert(capsys, *base, "--output", tmp_path / "kh")
     assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].startswith("error: ")
     assert "output_weights" in r.stderr and "--allow_missing" in r.stderr
     assert not (tmp_path / "kh").exists()
-    r = _python(*base, "--output", tmp_path / "kh2", "--allow_missing")
+    r = _convert(capsys, *base, "--output", tmp_path / "kh2", "--allow_missing")
     assert r.returncode == 0, r.stderr[-2000:]
     assert "--allow_missing: the keras_hub format has no place" in r.stdout
 

@@ -12,6 +12,7 @@ import sys
 import keras
 import numpy as np
 import pytest
+from shared_runs import tiny_mrpc_flags
 
 from albert_tf import AlbertConfig
 from albert_tf.engine import distribute
@@ -137,18 +138,10 @@ def test_multi_worker_pretraining(fixtures_dir, tmp_path):
 
 def test_multi_worker_classifier(fixtures_dir, data_dir, tmp_path):
     out = tmp_path / "out"
-    tiny = fixtures_dir / "albert_tiny"
     argv = [
         os.path.join(ROOT, "run_classifier.py"),
         "--strategy_type=multi_worker_mirrored",
-        "--task_name=mrpc",
-        f"--data_dir={data_dir}",
-        f"--albert_config_file={tiny / 'albert_config.json'}",
-        f"--init_checkpoint={tiny / 'model.ckpt-best'}",
-        f"--spm_model_file={fixtures_dir / 'spm.model'}",
-        f"--output_dir={out}",
-        "--max_seq_length=32",
-        "--train_batch_size=8",
+        *tiny_mrpc_flags(fixtures_dir, data_dir, out),
         "--train_step=4",
         "--warmup_step=1",
         "--save_checkpoints_steps=4",

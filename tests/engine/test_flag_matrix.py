@@ -7,6 +7,7 @@ import pathlib
 import subprocess
 import sys
 
+from shared_runs import tiny_mrpc_flags
 import tensorflow as tf
 from test_distribute import fingerprint, pretraining_argv, run_two_workers
 
@@ -40,18 +41,10 @@ def test_multi_worker_classifier_train_predict_iterations_per_loop(
     """--do_train --do_predict (the prediction model restored from the object checkpoint) with
     --iterations_per_loop=2, which crashed Keras' own multi-step loop under MWMS."""
     out = tmp_path / "out"
-    tiny = fixtures_dir / "albert_tiny"
     argv = [
         os.path.join(ROOT, "run_classifier.py"),
         "--strategy_type=multi_worker_mirrored",
-        "--task_name=mrpc",
-        f"--data_dir={data_dir}",
-        f"--albert_config_file={tiny / 'albert_config.json'}",
-        f"--init_checkpoint={tiny / 'model.ckpt-best'}",
-        f"--spm_model_file={fixtures_dir / 'spm.model'}",
-        f"--output_dir={out}",
-        "--max_seq_length=32",
-        "--train_batch_size=8",
+        *tiny_mrpc_flags(fixtures_dir, data_dir, out),
         "--train_step=4",
         "--warmup_step=1",
         "--save_checkpoints_steps=4",

@@ -1,49 +1,31 @@
-"""The training engine on Keras' JAX backend, through run_classifier.py in JAX processes (the
-test process may run either backend): it trains, evaluates and predicts; SIGKILLed mid-run and
-restarted it ends exactly where an unbroken run ends (every variable, the optimizer step and the
-dropout seed state); on two forced host devices with --strategy_type=mirrored, same global
-batch, its eval losses equal one device's (the fixture has dropout 0)."""
+"""The training engine on Keras' JAX backend, through run_classifier.py in JAX processes: it
+trains, evaluates and predicts; SIGKILLed mid-run and restarted it ends exactly where an unbroken
+run ends (every variable, the optimizer step and the dropout seed state); on two forced host
+devices with --strategy_type=mirrored, same global batch, its eval losses equal one device's (the
+fixture has dropout 0).
+
+Not marked `backends`: the processes run JAX whatever backend the test process runs, so the
+suite runs these once (in its TensorFlow step), not again in the JAX step."""
 
 import json
 import os
 import pathlib
 import subprocess
-import sys
 
 import numpy as np
 import pytest
+from shared_runs import once_per_test_run, tiny_classifier_command
 
 from albert_tf.engine.fault_injection import KILL_AT_ENV
-
-pytestmark = pytest.mark.backends
 
 ROOT = os.fspath(pathlib.Path(__file__).resolve().parents[2])
 STEPS = 6
 
 
 def _command(fixtures_dir, data_dir, out, cache, *extra):
-    tiny = fixtures_dir / "albert_tiny"
-    return [
-        sys.executable,
-        os.path.join(ROOT, "run_classifier.py"),
-        "--task_name=mrpc",
-        f"--data_dir={data_dir}",
-        f"--albert_config_file={tiny / 'albert_config.json'}",
-        f"--init_checkpoint={tiny / 'model.ckpt-best'}",
-        f"--spm_model_file={fixtures_dir / 'spm.model'}",
-        f"--output_dir={out}",
-        f"--cached_dir={cache}",
-        "--max_seq_length=32",
-        "--train_batch_size=8",
-        f"--train_step={STEPS}",
-        "--warmup_step=1",
-        "--save_checkpoints_steps=2",
-        "--do_train",
-        "--do_eval",
-        "--learning_rate=1e-3",
-        "--seed=7",
-        *extra,
-    ]
+    return tiny_classifier_command(
+        fixtures_dir, data_dir, out, cache, "--do_eval", *extra, steps=STEPS
+    )
 
 
 def _run(cmd, log, *, kill_at=None, devices=1, cwd=None):
@@ -78,14 +60,18 @@ def _eval_losses(out):
 
 @pytest.fixture(scope="module")
 def unbroken(fixtures_dir, data_dir, tmp_path_factory):
-    """One unbroken JAX run on one device: train (evaluating each checkpoint), then evaluate
-    the best checkpoint and predict the test set."""
-    tmp = tmp_path_factory.mktemp("jax_unbroken")
-    out = tmp / "out"
-    cmd = _command(fixtures_dir, data_dir, out, tmp / "cache", "--do_predict")
-    code, log = _run(cmd, tmp / "run.log")
-    assert code == 0, log[-3000:]
-    return out, log
+    """One unbroken JAX run on one device, made once per test run (the xdist workers share it):
+    train (evaluating each checkpoint), then evaluate the best checkpoint and predict the test
+    set."""
+
+    def make(folder):
+        cmd = _command(fixtures_dir, data_dir, folder / "out", folder / "cache", "--do_predict")
+        code, log = _run(cmd, folder / "run.log")
+        assert code == 0, log[-3000:]
+        return log
+
+    log, folder = once_per_test_run(tmp_path_factory, "jax_unbroken", make)
+    return folder / "out", log
 
 
 def test_jax_run_trains_evaluates_and_predicts(unbroken):

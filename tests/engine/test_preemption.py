@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 import pytest
+from shared_runs import tiny_classifier_command
 import tensorflow as tf
 
 from albert_tf.engine.fault_injection import KILL_AT_ENV
@@ -20,26 +21,7 @@ STEPS = 6
 
 
 def _classifier(fixtures_dir, data_dir, out, tmp, split_records):
-    tiny = fixtures_dir / "albert_tiny"
-    return [
-        sys.executable,
-        os.path.join(ROOT, "run_classifier.py"),
-        "--task_name=mrpc",
-        f"--data_dir={data_dir}",
-        f"--albert_config_file={tiny / 'albert_config.json'}",
-        f"--init_checkpoint={tiny / 'model.ckpt-best'}",
-        f"--spm_model_file={fixtures_dir / 'spm.model'}",
-        f"--output_dir={out}",
-        f"--cached_dir={tmp / 'cache'}",
-        "--max_seq_length=32",
-        "--train_batch_size=8",
-        f"--train_step={STEPS}",
-        "--warmup_step=1",
-        "--save_checkpoints_steps=2",
-        "--do_train",
-        "--learning_rate=1e-3",
-        "--seed=7",
-    ]
+    return tiny_classifier_command(fixtures_dir, data_dir, out, tmp / "cache", steps=STEPS)
 
 
 def _pretraining(fixtures_dir, data_dir, out, tmp, split_records):

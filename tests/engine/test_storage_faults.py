@@ -13,6 +13,7 @@ import sys
 
 from absl import logging
 import pytest
+from shared_runs import tiny_mrpc_flags
 import tensorflow as tf
 
 from albert_tf import AlbertConfig
@@ -163,19 +164,11 @@ def test_run_classifier_on_a_full_tmpfs_fails_in_one_line_then_resumes(
             pass
         finally:
             os.close(fd)
-        tiny = fixtures_dir / "albert_tiny"
         cmd = [
             sys.executable,
             os.path.join(ROOT, "run_classifier.py"),
-            "--task_name=mrpc",
-            f"--data_dir={data_dir}",
-            f"--albert_config_file={tiny / 'albert_config.json'}",
-            f"--init_checkpoint={tiny / 'model.ckpt-best'}",
-            f"--spm_model_file={fixtures_dir / 'spm.model'}",
-            f"--output_dir={disk / 'out'}",
+            *tiny_mrpc_flags(fixtures_dir, data_dir, disk / "out"),
             f"--cached_dir={disk / 'cache'}",
-            "--max_seq_length=32",
-            "--train_batch_size=8",
             "--train_step=2",
             "--warmup_step=1",
             "--save_checkpoints_steps=2",

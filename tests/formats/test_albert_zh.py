@@ -4,21 +4,23 @@
 pre-LN variant and a BERT checkpoint are refused in one line."""
 
 import json
-import pathlib
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf import AlbertConfig, AlbertPretrainer, convert_model, load_original_checkpoint
+from albert_tf import (
+    AlbertConfig,
+    AlbertPretrainer,
+    convert,
+    convert_model,
+    load_original_checkpoint,
+)
 from albert_tf.core.errors import InputError
 from albert_tf.formats.tf1 import check_checkpoint_fits_config, read_original_checkpoint
 
 pytestmark = pytest.mark.backends  # CI runs these on TensorFlow and on JAX
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 LAYOUTS = ["albert_zh_tiny", "albert_zh_tiny_google"]
 OUTPUTS = [
     ("sequence_output", "sequence_output"),
@@ -95,7 +97,7 @@ def test_pre_ln_and_bert_layouts_are_refused_in_one_line(fixtures_dir, tmp_path)
         load_original_checkpoint(AlbertPretrainer(config), tmp_path / "bert.ckpt")
 
 
-def test_converter_writes_googles_layout_and_hugging_face(fixtures_dir, tmp_path):
+def test_converter_writes_googles_layout_and_hugging_face(fixtures_dir, tmp_path, capsys):
     folder = fixtures_dir / "albert_zh" / "albert_zh_tiny"
     convert_model(
         folder,
@@ -110,25 +112,13 @@ def test_converter_writes_googles_layout_and_hugging_face(fixtures_dir, tmp_path
         written["bert/encoder/transformer/group_0/inner_group_0/attention_1/self/query/kernel"],
         raw["bert/encoder/layer_shared/attention/self/query/kernel"],
     )
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "albert_tf.convert",
-            "--input",
-            str(folder),
-            "--output",
-            str(tmp_path / "hf"),
-            "--output_format",
-            "huggingface",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
+    capsys.readouterr()
+    code = convert.main(
+        ["--input", str(folder), "--output", str(tmp_path / "hf"), "--output_format", "huggingface"]
     )
-    assert r.returncode == 0, r.stderr[-2000:]
-    assert "loaded 30 variables, 0 missing, 0 unused" in r.stdout, r.stdout
+    out, err = capsys.readouterr()
+    assert code == 0, err[-2000:]
+    assert "loaded 30 variables, 0 missing, 0 unused" in out, out
 
 
 def test_a_release_folder_with_a_stale_checkpoint_file(fixtures_dir, tmp_path):

@@ -10,6 +10,7 @@ from albert_tf import (
     AlbertConfig,
     AlbertModel,
     AlbertPretrainer,
+    convert,
     load_original_checkpoint,
     save_original_checkpoint,
 )
@@ -161,7 +162,9 @@ def test_keras_formats_round_trip(tmp_path, tiny_dir, tiny_config, fixtures_dir)
     np.testing.assert_array_equal(loaded(inputs)["mlm_logits"], expected)
 
 
-def test_convert_cli(tmp_path, tiny_dir):
+def test_convert_cli(tmp_path, tiny_dir, capsys):
+    """The first conversion in a real process on this backend; the others in this process
+    (`convert.main`, what it prints captured), saving a TensorFlow import each."""
     run = lambda *a: subprocess.run(
         [sys.executable, "-m", "albert_tf.convert", *a], capture_output=True, text=True, timeout=300
     )
@@ -176,27 +179,32 @@ def test_convert_cli(tmp_path, tiny_dir):
     )
     assert r.returncode == 0, r.stderr
     assert "loaded 32 variables" in r.stdout
-    r = run(
-        "--albert_config_file",
-        cfg,
-        "--input",
-        str(tmp_path / "w.weights.h5"),
-        "--output",
-        str(tmp_path / "back" / "model.ckpt-1"),
+    code = convert.main(
+        [
+            "--albert_config_file",
+            cfg,
+            "--input",
+            str(tmp_path / "w.weights.h5"),
+            "--output",
+            str(tmp_path / "back" / "model.ckpt-1"),
+        ]
     )
-    assert r.returncode == 0, r.stderr
+    assert code == 0, capsys.readouterr().err
     original = read_original_checkpoint(tiny_dir / "model.ckpt-best")
     back = read_original_checkpoint(tmp_path / "back" / "model.ckpt-1")
     assert all(back[n].tobytes() == v.tobytes() for n, v in original.items())
-    r = run(
-        "--albert_config_file",
-        cfg,
-        "--input",
-        str(tmp_path / "missing.weights.h5"),
-        "--output",
-        str(tmp_path / "x.weights.h5"),
+    capsys.readouterr()
+    code = convert.main(
+        [
+            "--albert_config_file",
+            cfg,
+            "--input",
+            str(tmp_path / "missing.weights.h5"),
+            "--output",
+            str(tmp_path / "x.weights.h5"),
+        ]
     )
-    assert r.returncode == 2 and "missing.weights.h5" in r.stderr
+    assert code == 2 and "missing.weights.h5" in capsys.readouterr().err
     assert not (tmp_path / "x.weights.h5").exists()
 
 
