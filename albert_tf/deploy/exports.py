@@ -15,7 +15,9 @@ and the largest probability change (`quantization.compare_outputs`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import logging as pylogging
 
 from absl import logging
 import numpy as np
@@ -143,11 +145,45 @@ class _Recorder:
         return outputs
 
 
+class _ExpectedRetracing(pylogging.Filter):
+    """Drops TensorFlow's "triggered tf.function retracing" warning: Keras' predict traces once
+    per batch shape, and the report predicts at full length after the eval's bucketed lengths,
+    so those traces are bounded and expected, not the fault the warning is about."""
+
+    def filter(self, record):
+        return "triggered tf.function retracing" not in record.getMessage()
+
+
+@contextlib.contextmanager
+def expected_retracing():
+    """While open, TensorFlow's frequent-retracing warning is not printed; every other line
+    of the `tensorflow` logger is.
+
+    Returns:
+        A context manager.
+
+    Example:
+
+    >>> import logging
+    >>> from albert_tf.deploy.exports import expected_retracing
+    >>> with expected_retracing():
+    ...     logging.getLogger("tensorflow").filters[-1].filter(
+    ...         logging.makeLogRecord({"msg": "5 calls triggered tf.function retracing"}))
+    False
+    """
+    logger, drop = pylogging.getLogger("tensorflow"), _ExpectedRetracing()
+    logger.addFilter(drop)
+    try:
+        yield
+    finally:
+        logger.removeFilter(drop)
+
+
 def quantization_report(model, task, path, quantize, batch_size) -> dict:
     """The quantized LiteRT file at `path` vs the float32 Keras model on the task's dev set:
     each one's task metrics (the task's own `evaluate`), agreement, probability change."""
     keras_run = _Recorder(model)
-    with bucket_by_length(False):  # full-length batches: the file's fixed shape
+    with bucket_by_length(False), expected_retracing():  # full length: the file's shape
         keras_metrics = task.evaluate(keras_run, batch_size)
         lite_run = _Recorder(load_litert(path), like=keras_run.outputs)
         lite_metrics = task.evaluate(lite_run, batch_size)

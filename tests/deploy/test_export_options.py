@@ -26,3 +26,29 @@ def test_bad_options_name_the_argument_not_a_flag(kwargs, message):
     with pytest.raises(InputError) as error:
         ExportOptions("exports", **kwargs)
     assert str(error.value).startswith(message) and "--" not in str(error.value)
+
+
+def test_the_quantization_report_drops_only_the_expected_retracing_warning():
+    """The report's predict runs at full length after the eval's bucketed lengths: TensorFlow's
+    frequent-retracing warning there is expected; any other tensorflow warning still shows."""
+    import logging
+
+    from albert_tf.deploy.exports import expected_retracing
+
+    seen = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            seen.append(record.getMessage())
+
+    logger = logging.getLogger("tensorflow")
+    keep = Keep()
+    logger.addHandler(keep)
+    try:
+        with expected_retracing():
+            logger.warning("5 out of the last 16 calls to f triggered tf.function retracing.")
+            logger.warning("something else")
+        logger.warning("after: triggered tf.function retracing")
+    finally:
+        logger.removeHandler(keep)
+    assert seen == ["something else", "after: triggered tf.function retracing"]
