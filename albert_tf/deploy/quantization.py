@@ -175,7 +175,7 @@ def convert_quantized(converter, quantize: str, examples=None) -> bytes:
     # quantizes all but the denylisted ops (the debugging model it also builds is not kept)
     options = tf.lite.experimental.QuantizationDebugOptions(denylisted_ops=list(INT8_FLOAT_OPS))
     with warnings.catch_warnings():  # it loads that model with the deprecated tf.lite.Interpreter
-        warnings.simplefilter("ignore")
+        warnings.filterwarnings("ignore", message=r"(?s).*tf\.lite\.Interpreter is deprecated")
         debugger = tf.lite.experimental.QuantizationDebugger(
             converter=converter, debug_options=options
         )
