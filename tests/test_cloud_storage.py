@@ -1,81 +1,29 @@
 """Every entry point with every path on a bucket: TensorFlow's in-memory ram:// filesystem
 stands in for gs:// (docs/cloud_tpu.md). ram:// lives in one process, so each absl driver runs
-its command lines in ONE subprocess (tests/scripts/ram_runner.py) whose working folder must stay
+its command lines in ONE subprocess (tests/bucket_runs.py) whose working folder must stay
 empty; the argparse CLIs and the Keras API run in this process. A second training run with more
-steps resumes from the bucket."""
+steps resumes from the bucket. The task drivers' end-to-end tests (tests/tasks/*) run on the
+bucket too: run_squad.py's is tests/tasks/squad/test_squad_driver.py."""
 
 import hashlib
 import json
-import os
-import pathlib
 import subprocess
 import sys
 import time
 
+from bucket_runs import (
+    B,
+    assert_ok,
+    checkpoint_steps,
+    history_steps,
+    model_flags,
+    model_uploads,
+    run_on_bucket,
+)
 import numpy as np
 import pytest
 import ramfs
 import tensorflow as tf
-
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-RUNNER = ROOT / "tests" / "scripts" / "ram_runner.py"
-B = "ram://bucket"  # each runner process has its own ram://, so one name serves every test
-
-
-def run_on_bucket(tmp_path, driver, uploads, cases, trees=(), texts=(), sha256=()):
-    """Run `cases` (argv lists) through `driver` in one process on ram://; the results JSON
-    (codes, stderr, trees, texts). The working folder must stay empty."""
-    cwd = tmp_path / "cwd"
-    cwd.mkdir()
-    plan, results = tmp_path / "plan.json", tmp_path / "results.json"
-    plan.write_text(
-        json.dumps(
-            {
-                "driver": str(ROOT / driver),
-                "uploads": uploads,
-                "cases": cases,
-                "trees": list(trees),
-                "texts": list(texts),
-                "sha256": list(sha256),
-            }
-        )
-    )
-    proc = subprocess.run(
-        [sys.executable, str(RUNNER), str(plan), str(results)],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert os.listdir(cwd) == [], "written under the working folder"
-    return json.loads(results.read_text())
-
-
-def _ok(case):
-    assert case["code"] == 0, case["stderr"][-3000:]
-
-
-def _model_uploads(fixtures_dir):
-    tiny = fixtures_dir / "albert_tiny"
-    return [[str(tiny), f"{B}/albert_tiny"], [str(fixtures_dir / "spm.model"), f"{B}/spm.model"]]
-
-
-def _model_flags():
-    return [
-        f"--albert_config_file={B}/albert_tiny/albert_config.json",
-        f"--init_checkpoint={B}/albert_tiny/model.ckpt-best",
-        f"--spm_model_file={B}/spm.model",
-    ]
-
-
-def _steps(text):
-    return [h["global_step"] for h in json.loads(text)]
-
-
-def _latest(tree):
-    return sorted(int(f[5:-6]) for f in tree if f.startswith("ckpt-") and f.endswith(".index"))
-
 
 MISSING = [
     ("albert_config_file", "albert_config.json"),
@@ -89,7 +37,7 @@ def test_run_classifier_on_a_bucket(fixtures_dir, data_dir, tmp_path):
     common = [
         "--task_name=MRPC",
         f"--data_dir={B}/glue/MRPC",
-        *_model_flags(),
+        *model_flags(),
         f"--output_dir={B}/mrpc",
         f"--cached_dir={B}/cache",
         "--max_seq_length=64",
@@ -102,7 +50,7 @@ def test_run_classifier_on_a_bucket(fixtures_dir, data_dir, tmp_path):
     r = run_on_bucket(
         tmp_path,
         "run_classifier.py",
-        [[str(data_dir / "MRPC"), f"{B}/glue/MRPC"]] + _model_uploads(fixtures_dir),
+        [[str(data_dir / "MRPC"), f"{B}/glue/MRPC"]] + model_uploads(fixtures_dir),
         [
             common
             + [
@@ -122,8 +70,8 @@ def test_run_classifier_on_a_bucket(fixtures_dir, data_dir, tmp_path):
         texts=[f"{B}/mrpc/eval_history.json", f"{B}/mrpc/eval_results.txt"],
     )
     first, second, *missing = r["cases"]
-    _ok(first)
-    _ok(second)
+    assert_ok(first)
+    assert_ok(second)
     out = r["trees"][f"{B}/mrpc"]
     assert {
         "checkpoint",
@@ -133,10 +81,10 @@ def test_run_classifier_on_a_bucket(fixtures_dir, data_dir, tmp_path):
         "model.ckpt-best.index",
         "model.ckpt-best.data-00000-of-00001",
     } <= set(out)
-    assert _latest(out) == [2, 4, 6] and "albert_tf.lock" not in out
+    assert checkpoint_steps(out) == [2, 4, 6] and "albert_tf.lock" not in out
     assert any(f.startswith("train/events.out.tfevents") for f in out)
     # the second run resumed at step 4: steps 2 and 4 were not trained or evaluated again
-    assert _steps(r["texts"][f"{B}/mrpc/eval_history.json"]) == [2, 4, 6]
+    assert history_steps(r["texts"][f"{B}/mrpc/eval_history.json"]) == [2, 4, 6]
     assert r["texts"][f"{B}/mrpc/eval_results.txt"].count("global_step = ") == 3
     (version,) = {f.split("/")[0] for f in r["trees"][f"{B}/export"]}  # export_dir/<unix seconds>/
     assert version.isdigit()
@@ -151,54 +99,11 @@ def test_run_classifier_on_a_bucket(fixtures_dir, data_dir, tmp_path):
         assert f"{B}/missing/{name}" in last, last
 
 
-def test_run_squad_on_a_bucket(fixtures_dir, data_dir, tmp_path):
-    data = f"{B}/squad/dev-v1.1.json"
-    common = [
-        f"--train_file={data}",
-        f"--predict_file={data}",
-        *_model_flags(),
-        f"--output_dir={B}/squad",
-        "--max_seq_length=64",
-        "--doc_stride=32",
-        "--max_query_length=16",
-        "--train_batch_size=8",
-        "--predict_batch_size=8",
-        "--eval_batch_size=8",
-        "--warmup_step=1",
-        "--save_checkpoints_steps=2",
-    ]
-    r = run_on_bucket(
-        tmp_path,
-        "run_squad.py",
-        [[str(data_dir / "squad" / "v1.1" / "squad.json"), data]] + _model_uploads(fixtures_dir),
-        [
-            common
-            + [
-                "--train_step=2",
-                "--do_train",
-                "--do_eval",
-                "--do_predict",
-                f"--export_dir={B}/export",
-            ],
-            common + ["--train_step=4", "--do_train", "--do_eval"],
-        ],
-        trees=[f"{B}/squad", f"{B}/export"],
-        texts=[f"{B}/squad/eval_history.json", f"{B}/squad/predictions.json"],
-    )
-    for case in r["cases"]:
-        _ok(case)
-    out = r["trees"][f"{B}/squad"]
-    assert _latest(out) == [2, 4] and "model.ckpt-best.index" in out
-    assert _steps(r["texts"][f"{B}/squad/eval_history.json"]) == [2, 4]
-    assert len(json.loads(r["texts"][f"{B}/squad/predictions.json"])) > 0
-    assert any(f.endswith("/saved_model.pb") for f in r["trees"][f"{B}/export"])
-
-
 def test_run_race_on_a_bucket(fixtures_dir, data_dir, tmp_path):
     race = data_dir / "RACE"
     common = [
         f"--data_dir={B}/data",
-        *_model_flags(),
+        *model_flags(),
         f"--output_dir={B}/race",
         "--max_seq_length=64",
         "--max_qa_length=16",
@@ -217,7 +122,7 @@ def test_run_race_on_a_bucket(fixtures_dir, data_dir, tmp_path):
             [str(race / "train"), f"{B}/data/RACE/dev"],
             [str(race / "test"), f"{B}/data/RACE/test"],
         ]
-        + _model_uploads(fixtures_dir),
+        + model_uploads(fixtures_dir),
         [
             common
             + [
@@ -233,10 +138,10 @@ def test_run_race_on_a_bucket(fixtures_dir, data_dir, tmp_path):
         texts=[f"{B}/race/eval_history.json"],
     )
     for case in r["cases"]:
-        _ok(case)
+        assert_ok(case)
     out = r["trees"][f"{B}/race"]
-    assert _latest(out) == [2, 4] and "model.ckpt-best.index" in out
-    assert _steps(r["texts"][f"{B}/race/eval_history.json"]) == [2, 4]
+    assert checkpoint_steps(out) == [2, 4] and "model.ckpt-best.index" in out
+    assert history_steps(r["texts"][f"{B}/race/eval_history.json"]) == [2, 4]
     assert any(f.endswith("/saved_model.pb") for f in r["trees"][f"{B}/export"])
 
 
@@ -262,7 +167,7 @@ def test_run_pretraining_on_a_bucket(fixtures_dir, tmp_path):
         tmp_path,
         "run_pretraining.py",
         [[str(fixtures_dir / "pretraining.tfrecord"), f"{B}/data/part-0.tfrecord"]]
-        + _model_uploads(fixtures_dir),
+        + model_uploads(fixtures_dir),
         [
             common + ["--num_train_steps=2", "--do_train"],
             common + ["--num_train_steps=4", "--do_train"],
@@ -271,9 +176,9 @@ def test_run_pretraining_on_a_bucket(fixtures_dir, tmp_path):
         texts=[f"{B}/pretrain/eval_results.txt"],
     )
     for case in r["cases"]:
-        _ok(case)
+        assert_ok(case)
     out = r["trees"][f"{B}/pretrain"]
-    assert _latest(out) == [2, 4] and "checkpoint" in out and "albert_tf.lock" not in out
+    assert checkpoint_steps(out) == [2, 4] and "checkpoint" in out and "albert_tf.lock" not in out
     results = r["texts"][f"{B}/pretrain/eval_results.txt"]
     assert "global_step = 2" in results and "global_step = 4" in results
     assert "masked_lm_accuracy" in results
@@ -318,8 +223,8 @@ def test_create_pretraining_data_on_a_bucket_equals_a_local_build(fixtures_dir, 
         sha256=[f"{B}/out/train.tfrecord"],
     )
     remote, local_case, missing = r["cases"]
-    _ok(remote)
-    _ok(local_case)
+    assert_ok(remote)
+    assert_ok(local_case)
     assert r["trees"][f"{B}/out"] == ["train.tfrecord"]  # no scratch or tmp object left
     # seeded: the bucket's file is byte for byte the local build's
     assert r["sha256"][f"{B}/out/train.tfrecord"] == hashlib.sha256(local.read_bytes()).hexdigest()
@@ -508,7 +413,7 @@ def test_run_ner_on_a_bucket(fixtures_dir, data_dir, tmp_path):
         f"--train_file={B}/ner/train.txt",
         f"--dev_file={B}/ner/dev.txt",
         f"--test_file={B}/ner/test.txt",
-        *_model_flags(),
+        *model_flags(),
         f"--output_dir={B}/ner-out",
         "--max_seq_length=32",
         "--train_batch_size=2",
@@ -521,7 +426,7 @@ def test_run_ner_on_a_bucket(fixtures_dir, data_dir, tmp_path):
         tmp_path,
         "run_ner.py",
         [[str(ner), f"{B}/ner/{name}.txt"] for name in ("train", "dev", "test")]
-        + _model_uploads(fixtures_dir),
+        + model_uploads(fixtures_dir),
         [
             common
             + [
@@ -537,12 +442,12 @@ def test_run_ner_on_a_bucket(fixtures_dir, data_dir, tmp_path):
         texts=[f"{B}/ner-out/eval_history.json"],
     )
     for case in r["cases"]:
-        _ok(case)
+        assert_ok(case)
     out = r["trees"][f"{B}/ner-out"]
-    assert _latest(out) == [2, 4] and {
+    assert checkpoint_steps(out) == [2, 4] and {
         "labels.json",
         "test_predictions.txt",
         "model.ckpt-best.index",
     } <= set(out)
-    assert _steps(r["texts"][f"{B}/ner-out/eval_history.json"]) == [2, 4]
+    assert history_steps(r["texts"][f"{B}/ner-out/eval_history.json"]) == [2, 4]
     assert any(f.endswith("/saved_model.pb") for f in r["trees"][f"{B}/export"])

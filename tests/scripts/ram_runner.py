@@ -1,12 +1,13 @@
 """Run a driver's command lines against a ram:// "bucket" in ONE process (ram:// lives in one
 process, and two drivers' absl flags cannot be defined in one): upload local files, run each
 command line as `python DRIVER ARGS` would through albert_tf.drivers.cli.run, then report what
-the bucket holds. Written as JSON.
+the bucket holds and copy the trees a test reads with local-only tools to local folders.
+Written as JSON.
 
     python ram_runner.py PLAN.json RESULTS.json
 PLAN.json: {"driver": path, "uploads": [[local, remote], ...], "cases": [argv, ...],
             "trees": [remote prefix, ...], "sha256": [remote file, ...], "texts": [remote file,
-            ...]}
+            ...], "downloads": [[remote prefix, local folder], ...]}
 RESULTS.json: {"cases": [{"argv", "code", "stderr"}], "trees": {prefix: [relative paths]},
                "sha256": {file: hex digest}, "texts": {file: text}}
 """
@@ -49,6 +50,10 @@ def main():
         if tf.io.gfile.exists(path):
             with tf.io.gfile.GFile(path, "r") as f:
                 results["texts"][path] = f.read()
+    for remote, local in plan.get("downloads", []):
+        for rel in ramfs.tree(remote) if tf.io.gfile.exists(remote) else []:
+            os.makedirs(os.path.dirname(os.path.join(local, rel)), exist_ok=True)
+            ramfs.download(f"{remote}/{rel}", os.path.join(local, rel))
     with open(results_path, "w", encoding="utf-8") as f:
         json.dump(results, f)
 

@@ -1,13 +1,20 @@
-"""SQuAD on the engine: run_squad.py end to end (v1.1 and v2.0) and a span task that learns."""
+"""SQuAD on the engine: run_squad.py end to end (v1.1 and v2.0) with every path on a bucket
+(ram://, tests/bucket_runs.py), a resume from the bucket, and a span task that learns."""
 
 import json
-import os
-import pathlib
 import random
-import subprocess
-import sys
 
+from bucket_runs import (
+    B,
+    assert_ok,
+    checkpoint_steps,
+    history_steps,
+    model_flags,
+    model_uploads,
+    run_on_bucket,
+)
 import pytest
+from shared_runs import once_per_test_run
 
 from albert_tf import AlbertConfig
 from albert_tf.engine.finetuning import run_finetuning
@@ -15,42 +22,76 @@ from albert_tf.engine.finetuning_options import FineTuningOptions
 from albert_tf.tasks.squad.task import SquadSettings, SquadTask, squad_model_fn
 from albert_tf.text.tokenization import FullTokenizer
 
-ROOT = os.fspath(pathlib.Path(__file__).resolve().parents[3])
+SQUAD_FLAGS = [
+    "--max_seq_length=64",
+    "--doc_stride=32",
+    "--max_query_length=16",
+    "--train_batch_size=8",
+    "--predict_batch_size=8",
+    "--eval_batch_size=8",
+    "--warmup_step=1",
+    "--save_checkpoints_steps=2",
+]
+
+
+def _squad_runs(fixtures_dir, data_dir, folder):
+    """run_squad.py on a bucket, in one process: v1.1 trains 2 steps, evaluates, predicts and
+    exports; a second v1.1 run to 4 steps resumes from the bucket; v2.0 trains 4 steps and
+    predicts. Each output folder comes back to `folder` for the local-only checks."""
+    data = {v: f"{B}/squad/{v}.json" for v in ("v1.1", "v2.0")}
+    common = {
+        v: [
+            f"--train_file={data[v]}",
+            f"--predict_file={data[v]}",
+            *model_flags(),
+            f"--output_dir={B}/squad-{v}",
+            *SQUAD_FLAGS,
+        ]
+        for v in data
+    }
+    r = run_on_bucket(
+        folder,
+        "run_squad.py",
+        [
+            [data_dir / "squad" / "v1.1" / "squad.json", data["v1.1"]],
+            [data_dir / "squad" / "v2.0" / "dev-v2.0.json", data["v2.0"]],
+            *model_uploads(fixtures_dir),
+        ],
+        [
+            common["v1.1"]
+            + ["--train_step=2", "--do_train", "--do_eval", "--do_predict"]
+            + [f"--export_dir={B}/export"],
+            common["v1.1"] + ["--train_step=4", "--do_train", "--do_eval"],
+            common["v2.0"]
+            + ["--train_step=4", "--do_train", "--do_eval", "--do_predict"]
+            + ["--version_2_with_negative"],
+        ],
+        trees=[f"{B}/squad-v1.1", f"{B}/export"],
+        texts=[f"{B}/squad-v1.1/eval_history.json"],
+        downloads=[
+            [f"{B}/squad-v1.1", folder / "v1.1"],
+            [f"{B}/squad-v2.0", folder / "v2.0"],
+            [f"{B}/export", folder / "export"],
+        ],
+    )
+    return r
+
+
+@pytest.fixture(scope="module")
+def squad_runs(fixtures_dir, data_dir, tmp_path_factory):
+    return once_per_test_run(
+        tmp_path_factory,
+        "squad_driver_runs",
+        lambda folder: _squad_runs(fixtures_dir, data_dir, folder),
+    )
 
 
 @pytest.mark.parametrize("version", ["v1.1", "v2.0"])
-def test_run_squad_end_to_end(version, fixtures_dir, data_dir, tmp_path):
-    tiny = fixtures_dir / "albert_tiny"
+def test_run_squad_end_to_end(version, data_dir, squad_runs):
+    r, folder = squad_runs
+    assert_ok(r["cases"][0 if version == "v1.1" else 2])
     data = data_dir / "squad" / version / ("squad.json" if version == "v1.1" else "dev-v2.0.json")
-    out = tmp_path / "out"
-    cmd = [
-        sys.executable,
-        os.path.join(ROOT, "run_squad.py"),
-        f"--train_file={data}",
-        f"--predict_file={data}",
-        f"--albert_config_file={tiny / 'albert_config.json'}",
-        f"--init_checkpoint={tiny / 'model.ckpt-best'}",
-        f"--spm_model_file={fixtures_dir / 'spm.model'}",
-        f"--output_dir={out}",
-        "--max_seq_length=64",
-        "--doc_stride=32",
-        "--max_query_length=16",
-        "--train_batch_size=8",
-        "--predict_batch_size=8",
-        "--eval_batch_size=8",
-        "--train_step=4",
-        "--warmup_step=1",
-        "--save_checkpoints_steps=2",
-        "--do_train",
-        "--do_eval",
-        "--do_predict",
-    ]
-    if version == "v2.0":
-        cmd.append("--version_2_with_negative")
-    else:  # the export of both versions is tested in test_squad_serving.py; here the flag
-        cmd.append(f"--export_dir={tmp_path / 'export'}")
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
-    assert r.returncode == 0, r.stderr[-3000:]
+    out = folder / version
     preds = json.loads((out / "predictions.json").read_text())
     examples = json.loads(data.read_text())
     n_questions = sum(len(p["qas"]) for a in examples["data"] for p in a["paragraphs"])
@@ -60,8 +101,20 @@ def test_run_squad_end_to_end(version, fixtures_dir, data_dir, tmp_path):
     assert "f1 = " in results
     if version == "v2.0":
         assert (out / "null_odds.json").exists() and "HasAns_f1" in results
-    if version == "v1.1":
-        check_export(out, tmp_path / "export", examples)
+    if version == "v1.1":  # the export of both versions is tested in test_squad_serving.py
+        check_export(out, folder / "export", examples)
+
+
+def test_run_squad_resumes_on_a_bucket(squad_runs):
+    """The second v1.1 run (4 steps) resumed from the first's step-2 checkpoint on the bucket:
+    step 2 was not trained or evaluated again."""
+    r, _ = squad_runs
+    for case in r["cases"][:2]:
+        assert_ok(case)
+    out = r["trees"][f"{B}/squad-v1.1"]
+    assert checkpoint_steps(out) == [2, 4] and "model.ckpt-best.index" in out
+    assert history_steps(r["texts"][f"{B}/squad-v1.1/eval_history.json"]) == [2, 4]
+    assert any(f.endswith("/saved_model.pb") for f in r["trees"][f"{B}/export"])
 
 
 def check_export(out, export, examples):
