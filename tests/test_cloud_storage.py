@@ -3,7 +3,7 @@ stands in for gs:// (docs/cloud_tpu.md). ram:// lives in one process, so each ab
 its command lines in ONE subprocess (tests/bucket_runs.py) whose working folder must stay
 empty; the argparse CLIs and the Keras API run in this process. A second training run with more
 steps resumes from the bucket. The task drivers' end-to-end tests (tests/tasks/*) run on the
-bucket too: run_squad.py's is tests/tasks/squad/test_squad_driver.py."""
+bucket too (tests/tasks/squad/test_squad_driver.py, race/test_race_driver.py)."""
 
 import hashlib
 import json
@@ -97,52 +97,6 @@ def test_run_classifier_on_a_bucket(fixtures_dir, data_dir, tmp_path):
         last = case["stderr"].strip().splitlines()[-1]
         assert case["code"] == 2 and last.startswith(f"error: --{flag}"), last
         assert f"{B}/missing/{name}" in last, last
-
-
-def test_run_race_on_a_bucket(fixtures_dir, data_dir, tmp_path):
-    race = data_dir / "RACE"
-    common = [
-        f"--data_dir={B}/data",
-        *model_flags(),
-        f"--output_dir={B}/race",
-        "--max_seq_length=64",
-        "--max_qa_length=16",
-        "--train_batch_size=4",
-        "--eval_batch_size=4",
-        "--predict_batch_size=4",
-        "--warmup_step=1",
-        "--save_checkpoints_steps=2",
-        "--learning_rate=1e-4",
-    ]
-    r = run_on_bucket(
-        tmp_path,
-        "run_race.py",
-        [
-            [str(race / "train"), f"{B}/data/RACE/train"],
-            [str(race / "train"), f"{B}/data/RACE/dev"],
-            [str(race / "test"), f"{B}/data/RACE/test"],
-        ]
-        + model_uploads(fixtures_dir),
-        [
-            common
-            + [
-                "--train_step=2",
-                "--do_train",
-                "--do_eval",
-                "--do_predict",
-                f"--export_dir={B}/export",
-            ],
-            common + ["--train_step=4", "--do_train", "--do_eval"],
-        ],
-        trees=[f"{B}/race", f"{B}/export"],
-        texts=[f"{B}/race/eval_history.json"],
-    )
-    for case in r["cases"]:
-        assert_ok(case)
-    out = r["trees"][f"{B}/race"]
-    assert checkpoint_steps(out) == [2, 4] and "model.ckpt-best.index" in out
-    assert history_steps(r["texts"][f"{B}/race/eval_history.json"]) == [2, 4]
-    assert any(f.endswith("/saved_model.pb") for f in r["trees"][f"{B}/export"])
 
 
 def test_run_pretraining_on_a_bucket(fixtures_dir, tmp_path):

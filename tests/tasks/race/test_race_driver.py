@@ -1,14 +1,22 @@
-"""RACE on the engine: run_race.py end to end on the real samples (its --export_dir SavedModel
-loaded in a fresh process), and a synthetic multiple-choice task that learns clearly above
-chance (25%)."""
+"""RACE on the engine: run_race.py end to end on the real samples with every path on a bucket
+(ram://, tests/bucket_runs.py; its --export_dir SavedModel loaded in a fresh process), and a
+synthetic multiple-choice task that learns clearly above chance (25%)."""
 
 import json
 import os
-import pathlib
 import random
-import shutil
 import subprocess
 import sys
+
+from bucket_runs import (
+    B,
+    assert_ok,
+    checkpoint_steps,
+    history_steps,
+    model_flags,
+    model_uploads,
+    run_on_bucket,
+)
 
 from albert_tf import AlbertConfig
 from albert_tf.engine.finetuning import run_finetuning
@@ -16,57 +24,61 @@ from albert_tf.engine.finetuning_options import FineTuningOptions
 from albert_tf.tasks.race.task import RaceTask, race_model_fn
 from albert_tf.text.encoding import TextEncoder
 
-ROOT = os.fspath(pathlib.Path(__file__).resolve().parents[3])
+RACE_FLAGS = [
+    "--max_seq_length=64",
+    "--max_qa_length=16",
+    "--train_batch_size=4",
+    "--eval_batch_size=4",
+    "--predict_batch_size=4",
+    "--warmup_step=1",
+    "--save_checkpoints_steps=2",
+    "--learning_rate=1e-4",
+]
 
 
-def race_copy_with_dev(data_dir, dst):
-    """The shared RACE sample has train and test; its train files double as a dev split."""
-    root = dst / "RACE"
-    shutil.copytree(data_dir / "RACE", root)
-    shutil.copytree(root / "train", root / "dev")
-    return dst
-
-
-def test_run_race_end_to_end(fixtures_dir, data_dir, tmp_path):
-    data = race_copy_with_dev(data_dir, tmp_path / "data")
-    tiny = fixtures_dir / "albert_tiny"
+def test_run_race_end_to_end_on_a_bucket(fixtures_dir, data_dir, tmp_path):
+    """One ram_runner process: 2 steps with eval, predict and export, then a run to 4 steps
+    that resumes from the bucket (step 2 is not trained or evaluated again). The shared RACE
+    sample has train and test; its train files double as the dev split."""
+    race = data_dir / "RACE"
+    common = [f"--data_dir={B}/data", *model_flags(), f"--output_dir={B}/race", *RACE_FLAGS]
+    first = ["--train_step=2", "--do_train", "--do_eval", "--do_predict"]
+    r = run_on_bucket(
+        tmp_path,
+        "run_race.py",
+        [
+            [race / "train", f"{B}/data/RACE/train"],
+            [race / "train", f"{B}/data/RACE/dev"],
+            [race / "test", f"{B}/data/RACE/test"],
+            *model_uploads(fixtures_dir),
+        ],
+        [
+            common + first + [f"--export_dir={B}/export"],
+            common + ["--train_step=4", "--do_train", "--do_eval"],
+        ],
+        trees=[f"{B}/race", f"{B}/export"],
+        texts=[f"{B}/race/eval_history.json"],
+        downloads=[[f"{B}/race", tmp_path / "out"], [f"{B}/export", tmp_path / "export"]],
+    )
+    for case in r["cases"]:
+        assert_ok(case)
+    tree = r["trees"][f"{B}/race"]
+    assert checkpoint_steps(tree) == [2, 4] and "model.ckpt-best.index" in tree
+    assert history_steps(r["texts"][f"{B}/race/eval_history.json"]) == [2, 4]
+    assert any(f.endswith("/saved_model.pb") for f in r["trees"][f"{B}/export"])
     out = tmp_path / "out"
-    cmd = [
-        sys.executable,
-        os.path.join(ROOT, "run_race.py"),
-        f"--data_dir={data}",
-        f"--albert_config_file={tiny / 'albert_config.json'}",
-        f"--init_checkpoint={tiny / 'model.ckpt-best'}",
-        f"--spm_model_file={fixtures_dir / 'spm.model'}",
-        f"--output_dir={out}",
-        "--max_seq_length=64",
-        "--max_qa_length=16",
-        "--train_batch_size=4",
-        "--eval_batch_size=4",
-        "--predict_batch_size=4",
-        "--train_step=4",
-        "--warmup_step=1",
-        "--save_checkpoints_steps=2",
-        "--do_predict",
-        "--learning_rate=1e-4",
-        f"--export_dir={tmp_path / 'export'}",
-    ]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
-    assert r.returncode == 0, r.stderr[-3000:]
     text = (out / "eval_results.txt").read_text()
     assert "middle_accuracy = " in text and "high_accuracy = " in text
     rows = (out / "race_predictions.tsv").read_text().splitlines()
     assert rows[0].split("\t")[:4] == ["id", "question_index", "level", "prediction"]
     n_test = sum(
-        len(json.loads(p.read_text())["questions"])
-        for p in (data_dir / "RACE" / "test").glob("*/*.txt")
+        len(json.loads(p.read_text())["questions"]) for p in (race / "test").glob("*/*.txt")
     )
     assert len(rows) == 1 + n_test
     for row in rows[1:]:
         fields = row.split("\t")
         assert fields[3] in "ABCD" and abs(sum(map(float, fields[4:])) - 1) < 1e-4
     assert "accuracy = " in (out / "predict_results.txt").read_text()
-    assert (out / "model.ckpt-best.index").exists()
     (version,) = os.listdir(tmp_path / "export")  # export_dir/<unix seconds>/
     assert version.isdigit()
     check_fresh_process_load(tmp_path / "export" / version)
