@@ -3,7 +3,8 @@ stands in for gs:// (docs/cloud_tpu.md). ram:// lives in one process, so each ab
 its command lines in ONE subprocess (tests/bucket_runs.py) whose working folder must stay
 empty; the argparse CLIs and the Keras API run in this process. A second training run with more
 steps resumes from the bucket. The task drivers' end-to-end tests (tests/tasks/*) run on the
-bucket too (tests/tasks/squad/test_squad_driver.py, race/test_race_driver.py)."""
+bucket too (tests/tasks/squad/test_squad_driver.py, race/test_race_driver.py,
+ner/test_ner_driver.py)."""
 
 import hashlib
 import json
@@ -359,49 +360,3 @@ def test_a_stale_heartbeat_on_this_host_is_taken_over_even_if_its_pid_runs(ram_b
     finally:
         holder.kill()
         holder.wait()
-
-
-def test_run_ner_on_a_bucket(fixtures_dir, data_dir, tmp_path):
-    ner = data_dir / "ner" / "conll2003_bio.txt"
-    common = [
-        f"--train_file={B}/ner/train.txt",
-        f"--dev_file={B}/ner/dev.txt",
-        f"--test_file={B}/ner/test.txt",
-        *model_flags(),
-        f"--output_dir={B}/ner-out",
-        "--max_seq_length=32",
-        "--train_batch_size=2",
-        "--eval_batch_size=2",
-        "--predict_batch_size=2",
-        "--warmup_step=0",
-        "--save_checkpoints_steps=2",
-    ]
-    r = run_on_bucket(
-        tmp_path,
-        "run_ner.py",
-        [[str(ner), f"{B}/ner/{name}.txt"] for name in ("train", "dev", "test")]
-        + model_uploads(fixtures_dir),
-        [
-            common
-            + [
-                "--train_step=2",
-                "--do_train",
-                "--do_eval",
-                "--do_predict",
-                f"--export_dir={B}/export",
-            ],
-            common + ["--train_step=4", "--do_train", "--do_eval"],
-        ],
-        trees=[f"{B}/ner-out", f"{B}/export"],
-        texts=[f"{B}/ner-out/eval_history.json"],
-    )
-    for case in r["cases"]:
-        assert_ok(case)
-    out = r["trees"][f"{B}/ner-out"]
-    assert checkpoint_steps(out) == [2, 4] and {
-        "labels.json",
-        "test_predictions.txt",
-        "model.ckpt-best.index",
-    } <= set(out)
-    assert history_steps(r["texts"][f"{B}/ner-out/eval_history.json"]) == [2, 4]
-    assert any(f.endswith("/saved_model.pb") for f in r["trees"][f"{B}/export"])
