@@ -3,8 +3,8 @@ stands in for gs:// (docs/cloud_tpu.md). ram:// lives in one process, so each ab
 its command lines in ONE subprocess (tests/bucket_runs.py) whose working folder must stay
 empty; the argparse CLIs and the Keras API run in this process. A second training run with more
 steps resumes from the bucket. The task drivers' end-to-end tests (tests/tasks/*) run on the
-bucket too (tests/tasks/squad/test_squad_driver.py, race/test_race_driver.py,
-ner/test_ner_driver.py)."""
+bucket too (tests/tasks/glue/test_classifier.py, squad/test_squad_driver.py,
+race/test_race_driver.py, ner/test_ner_driver.py)."""
 
 import hashlib
 import json
@@ -16,8 +16,6 @@ from bucket_runs import (
     B,
     assert_ok,
     checkpoint_steps,
-    history_steps,
-    model_flags,
     model_uploads,
     run_on_bucket,
 )
@@ -25,79 +23,6 @@ import numpy as np
 import pytest
 import ramfs
 import tensorflow as tf
-
-MISSING = [
-    ("albert_config_file", "albert_config.json"),
-    ("data_dir", "MRPC"),
-    ("init_checkpoint", "model.ckpt-best"),
-    ("spm_model_file", "spm.model"),
-]
-
-
-def test_run_classifier_on_a_bucket(fixtures_dir, data_dir, tmp_path):
-    common = [
-        "--task_name=MRPC",
-        f"--data_dir={B}/glue/MRPC",
-        *model_flags(),
-        f"--output_dir={B}/mrpc",
-        f"--cached_dir={B}/cache",
-        "--max_seq_length=64",
-        "--train_batch_size=8",
-        "--eval_batch_size=8",
-        "--predict_batch_size=8",
-        "--warmup_step=1",
-        "--save_checkpoints_steps=2",
-    ]
-    r = run_on_bucket(
-        tmp_path,
-        "run_classifier.py",
-        [[str(data_dir / "MRPC"), f"{B}/glue/MRPC"]] + model_uploads(fixtures_dir),
-        [
-            common
-            + [
-                "--train_step=4",
-                "--do_train",
-                "--do_eval",
-                "--do_predict",
-                f"--export_dir={B}/export",
-            ],
-            common + ["--train_step=6", "--do_train", "--do_eval"],
-            *[
-                [*common, f"--{flag}={B}/missing/{name}", "--train_step=6", "--do_train"]
-                for flag, name in MISSING
-            ],
-        ],
-        trees=[f"{B}/mrpc", f"{B}/export", f"{B}/cache"],
-        texts=[f"{B}/mrpc/eval_history.json", f"{B}/mrpc/eval_results.txt"],
-    )
-    first, second, *missing = r["cases"]
-    assert_ok(first)
-    assert_ok(second)
-    out = r["trees"][f"{B}/mrpc"]
-    assert {
-        "checkpoint",
-        "eval_results.txt",
-        "MRPC.tsv",
-        "test_results.tsv",
-        "model.ckpt-best.index",
-        "model.ckpt-best.data-00000-of-00001",
-    } <= set(out)
-    assert checkpoint_steps(out) == [2, 4, 6] and "albert_tf.lock" not in out
-    assert any(f.startswith("train/events.out.tfevents") for f in out)
-    # the second run resumed at step 4: steps 2 and 4 were not trained or evaluated again
-    assert history_steps(r["texts"][f"{B}/mrpc/eval_history.json"]) == [2, 4, 6]
-    assert r["texts"][f"{B}/mrpc/eval_results.txt"].count("global_step = ") == 3
-    (version,) = {f.split("/")[0] for f in r["trees"][f"{B}/export"]}  # export_dir/<unix seconds>/
-    assert version.isdigit()
-    assert {f"{version}/saved_model.pb", f"{version}/variables/variables.index"} <= set(
-        r["trees"][f"{B}/export"]
-    )
-    assert sum(f.endswith(".tf_record") for f in r["trees"][f"{B}/cache"]) == 3
-    # a missing bucket object: one line naming the flag and the path, exit 2
-    for case, (flag, name) in zip(missing, MISSING):
-        last = case["stderr"].strip().splitlines()[-1]
-        assert case["code"] == 2 and last.startswith(f"error: --{flag}"), last
-        assert f"{B}/missing/{name}" in last, last
 
 
 def test_run_pretraining_on_a_bucket(fixtures_dir, tmp_path):

@@ -1,11 +1,17 @@
-"""GLUE fine-tuning: run_classifier.py end to end, the raw-text SavedModel, a run that learns."""
+"""GLUE fine-tuning: run_classifier.py end to end on a bucket (and resumed there), the raw-text
+SavedModel, a run that learns."""
 
-import os
-import pathlib
 import random
-import subprocess
-import sys
 
+from bucket_runs import (
+    B,
+    assert_ok,
+    checkpoint_steps,
+    history_steps,
+    model_flags,
+    model_uploads,
+    run_on_bucket,
+)
 import keras
 import numpy as np
 import pytest
@@ -18,44 +24,81 @@ from albert_tf.tasks.classification.task import classifier_model_fn
 from albert_tf.tasks.glue.task import GlueTask, run_glue
 from albert_tf.text.encoding import TextEncoder
 
-ROOT = os.fspath(pathlib.Path(__file__).resolve().parents[3])
-
 
 @pytest.fixture(scope="module")
 def encoder(fixtures_dir):
     return TextEncoder.from_files(str(fixtures_dir / "spm.model"), do_lower_case=True)
 
 
+MISSING = [
+    ("albert_config_file", "albert_config.json"),
+    ("data_dir", "MRPC"),
+    ("init_checkpoint", "model.ckpt-best"),
+    ("spm_model_file", "spm.model"),
+]
+
+
 def test_run_classifier_end_to_end_and_saved_model(fixtures_dir, data_dir, tmp_path, encoder):
-    out, export = tmp_path / "out", tmp_path / "export"
-    tiny = fixtures_dir / "albert_tiny"
-    cmd = [
-        sys.executable,
-        os.path.join(ROOT, "run_classifier.py"),
+    """run_classifier.py with every path on a bucket (ram://, tests/bucket_runs.py), in one
+    process: 4 steps with eval, then a run to 6 steps that resumes from the bucket and
+    predicts and exports; then each missing bucket object in turn."""
+    common = [
         "--task_name=MRPC",
-        f"--data_dir={data_dir}",
-        f"--albert_config_file={tiny / 'albert_config.json'}",
-        f"--init_checkpoint={tiny / 'model.ckpt-best'}",
-        f"--spm_model_file={fixtures_dir / 'spm.model'}",
-        f"--output_dir={out}",
-        f"--export_dir={export}",
+        f"--data_dir={B}/glue/MRPC",
+        *model_flags(),
+        f"--output_dir={B}/mrpc",
+        f"--cached_dir={B}/cache",
         "--max_seq_length=64",
         "--train_batch_size=8",
         "--eval_batch_size=8",
         "--predict_batch_size=8",
-        "--train_step=6",
         "--warmup_step=1",
-        "--save_checkpoints_steps=3",
-        "--do_train",
-        "--do_eval",
-        "--do_predict",
+        "--save_checkpoints_steps=2",
         "--learning_rate=1e-4",
     ]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
-    assert r.returncode == 0, r.stderr[-3000:]
+    r = run_on_bucket(
+        tmp_path,
+        "run_classifier.py",
+        [[data_dir / "MRPC", f"{B}/glue/MRPC"], *model_uploads(fixtures_dir)],
+        [
+            common + ["--train_step=4", "--do_train", "--do_eval"],
+            common
+            + ["--train_step=6", "--do_train", "--do_eval", "--do_predict"]
+            + [f"--export_dir={B}/export"],
+            *[
+                [*common, f"--{flag}={B}/missing/{name}", "--train_step=6", "--do_train"]
+                for flag, name in MISSING
+            ],
+        ],
+        trees=[f"{B}/mrpc", f"{B}/export", f"{B}/cache"],
+        texts=[f"{B}/mrpc/eval_history.json"],
+        downloads=[[f"{B}/mrpc", tmp_path / "out"], [f"{B}/export", tmp_path / "export"]],
+    )
+    first, second, *missing = r["cases"]
+    assert_ok(first)
+    assert_ok(second)
+    tree = r["trees"][f"{B}/mrpc"]
+    assert checkpoint_steps(tree) == [2, 4, 6] and "albert_tf.lock" not in tree
+    assert any(f.startswith("train/events.out.tfevents") for f in tree)
+    # the second run resumed at step 4: steps 2 and 4 were not trained or evaluated again
+    assert history_steps(r["texts"][f"{B}/mrpc/eval_history.json"]) == [2, 4, 6]
+    (version,) = {f.split("/")[0] for f in r["trees"][f"{B}/export"]}  # export_dir/<unix seconds>/
+    assert version.isdigit()
+    assert {f"{version}/saved_model.pb", f"{version}/variables/variables.index"} <= set(
+        r["trees"][f"{B}/export"]
+    )
+    assert sum(f.endswith(".tf_record") for f in r["trees"][f"{B}/cache"]) == 3
+    # a missing bucket object: one line naming the flag and the path, exit 2
+    for case, (flag, name) in zip(missing, MISSING):
+        last = case["stderr"].strip().splitlines()[-1]
+        assert case["code"] == 2 and last.startswith(f"error: --{flag}"), last
+        assert f"{B}/missing/{name}" in last, last
+
+    out, export, tiny = tmp_path / "out", tmp_path / "export", fixtures_dir / "albert_tiny"
     results = (out / "eval_results.txt").read_text()
-    assert results.count("global_step = ") == 2 and "f1 = " in results and "accuracy = " in results
+    assert results.count("global_step = ") == 3 and "f1 = " in results and "accuracy = " in results
     assert (out / "model.ckpt-best.index").exists()
+    assert (out / "model.ckpt-best.data-00000-of-00001").exists() and (out / "checkpoint").exists()
     submission = (out / "MRPC.tsv").read_text().splitlines()
     assert submission[0] == "index\tprediction" and len(submission) == 51
     assert {line.split("\t")[1] for line in submission[1:]} <= {"0", "1"}
