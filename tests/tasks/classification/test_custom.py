@@ -3,10 +3,8 @@ run_classifier.py end to end, the label file of a run, the reader and its errors
 
 import csv
 import json
-import pathlib
-import subprocess
-import sys
 
+from custom_runs import custom_runs, write_own_data
 import numpy as np
 import pytest
 
@@ -14,65 +12,18 @@ from albert_tf.core.errors import InputError
 from albert_tf.tasks.classification import custom
 from albert_tf.tasks.classification.metrics import custom_metrics
 
-ROOT = pathlib.Path(__file__).resolve().parents[3]
-RUNNER = ROOT / "tests" / "scripts" / "bad_input_runner.py"
-
-
-def _glue_rows(data_dir, task, split):
-    lines = (data_dir / task / f"{split}.tsv").read_text(encoding="utf-8").splitlines()
-    return [line.split("\t") for line in lines[1:]]
-
-
-def _write_csv(path, header, rows):
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        csv.writer(f).writerows([header] + rows)
-
-
-def _write_jsonl(path, rows):
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-
 
 @pytest.fixture(scope="module")
 def own_data(tmp_path_factory, data_dir):
-    """Three users' folders made from the GLUE samples: SST-2 as CSV (single text, labels
-    neg/pos, an extra column), MRPC as JSONL (pairs, integer labels 1/2/10), STS-B as TSV files
-    with their own names (regression)."""
-    d = tmp_path_factory.mktemp("own")
-    csv_dir, jsonl_dir, tsv_dir = d / "csv", d / "jsonl", d / "tsv"
-    for folder in (csv_dir, jsonl_dir, tsv_dir):
-        folder.mkdir()
-    names = {"0": "neg", "1": "pos"}
-    for split in ("train", "dev"):
-        rows = [
-            [i, text, names[label]]
-            for i, (text, label) in enumerate(_glue_rows(data_dir, "SST-2", split))
-        ]
-        _write_csv(csv_dir / f"{split}.csv", ["id", "review", "sentiment"], rows)
-    test = [[i, text] for i, (_, text) in enumerate(_glue_rows(data_dir, "SST-2", "test"))][:20]
-    _write_csv(csv_dir / "test.csv", ["id", "review"], test)
-    for split in ("train", "dev"):
-        rows = [
-            {
-                "premise": r[3],
-                "hypothesis": r[4],
-                "label": 1 if i % 5 == 0 else (10 if r[0] == "1" else 2),
-            }
-            for i, r in enumerate(_glue_rows(data_dir, "MRPC", split))
-        ]
-        _write_jsonl(jsonl_dir / f"{split}.jsonl", rows)
-    _write_jsonl(
-        jsonl_dir / "test.jsonl",
-        [{"premise": r[3], "hypothesis": r[4]} for r in _glue_rows(data_dir, "MRPC", "test")[:10]],
-    )
-    for split in ("train", "dev"):
-        rows = ["s1\ts2\tscore"] + [
-            "\t".join([r[7], r[8], r[-1]]) for r in _glue_rows(data_dir, "STS-B", split)
-        ]
-        (tsv_dir / f"my_{split}.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    (d / "dev_only").mkdir()
-    (d / "dev_only" / "dev.csv").write_bytes((csv_dir / "dev.csv").read_bytes())
-    (d / "dev_only" / "test.csv").write_bytes((csv_dir / "test.csv").read_bytes())
+    """Three users' folders made from the GLUE samples (custom_runs.write_own_data)."""
+    d = tmp_path_factory.mktemp("own") / "own"
+    write_own_data(d, data_dir)
     return d
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, fixtures_dir, data_dir):
+    return custom_runs(tmp_path_factory, fixtures_dir, data_dir)
 
 
 def test_reader_columns_labels_and_api(own_data):
@@ -156,88 +107,15 @@ def test_label_file_must_agree_with_train(own_data, tmp_path):
         custom.settle_labels(p, tmp_path, do_train=True)
 
 
-def _flags(fixtures_dir, **flags):
-    tiny = fixtures_dir / "albert_tiny"
-    base = {
-        "task_name": "custom",
-        "albert_config_file": tiny / "albert_config.json",
-        "init_checkpoint": tiny / "model.ckpt-best",
-        "spm_model_file": tiny / "30k-clean.model",
-        "max_seq_length": 32,
-        "train_batch_size": 8,
-        "eval_batch_size": 8,
-        "predict_batch_size": 8,
-        "train_step": 3,
-        "save_checkpoints_steps": 3,
-        "warmup_step": 0,
-        "learning_rate": 1e-4,
-    }
-    return [f"--{k}" if v is True else f"--{k}={v}" for k, v in {**base, **flags}.items()]
-
-
-def test_run_classifier_on_own_files(own_data, fixtures_dir, tmp_path):
-    """Four runs in one process: CSV single text (+ raw-text export) and JSONL pairs trained,
-    evaluated and predicted; TSV regression with explicit files evaluated from the pretrained
-    checkpoint; then eval/predict elsewhere with the first run's labels.json."""
-    out = {name: tmp_path / name for name in ("csv", "jsonl", "tsv", "reuse")}
-    all_steps = {"do_train": True, "do_eval": True, "do_predict": True}
-    runs = [
-        _flags(
-            fixtures_dir,
-            data_dir=own_data / "csv",
-            text_a_column="review",
-            label_column="sentiment",
-            output_dir=out["csv"],
-            export_dir=tmp_path / "export",
-            **all_steps,
-        ),
-        _flags(
-            fixtures_dir,
-            data_dir=own_data / "jsonl",
-            text_a_column="premise",
-            text_b_column="hypothesis",
-            output_dir=out["jsonl"],
-            **all_steps,
-        ),
-        _flags(
-            fixtures_dir,
-            train_file=own_data / "tsv" / "my_train.tsv",
-            dev_file=own_data / "tsv" / "my_dev.tsv",
-            text_a_column="s1",
-            text_b_column="s2",
-            label_column="score",
-            is_regression=True,
-            output_dir=out["tsv"],
-            do_eval=True,
-        ),
-        _flags(
-            fixtures_dir,
-            data_dir=own_data / "dev_only",
-            text_a_column="review",
-            label_column="sentiment",
-            output_dir=out["reuse"],
-            init_checkpoint=out["csv"] / "model.ckpt-best",
-            do_eval=True,
-            do_predict=True,
-        ),
-    ]
-    (tmp_path / "cases.json").write_text(json.dumps([[str(a) for a in r] for r in runs]))
-    r = subprocess.run(
-        [
-            sys.executable,
-            str(RUNNER),
-            str(ROOT / "run_classifier.py"),
-            str(tmp_path / "cases.json"),
-            str(tmp_path / "results.json"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        cwd=ROOT,
-    )
-    assert r.returncode == 0, r.stderr[-3000:]
-    for result in json.loads((tmp_path / "results.json").read_text()):
-        assert result["code"] == 0, result["stderr"][-3000:]
+def test_run_classifier_on_own_files(runs):
+    """Four runs in one process (tests/custom_runs.py): CSV single text (+ raw-text export) and
+    JSONL pairs trained, evaluated and predicted; TSV regression with explicit files evaluated
+    from the pretrained checkpoint; then eval/predict elsewhere with the first run's
+    labels.json."""
+    results, folder = runs
+    for name in ("csv", "jsonl", "tsv", "reuse"):
+        assert results[name]["code"] == 0, results[name]["stderr"][-3000:]
+    out, own_data = {n: folder / "own-out" / n for n in results}, folder / "own"
 
     labels = json.loads((out["csv"] / "labels.json").read_text())
     assert labels["labels"] == ["neg", "pos"] and labels["is_regression"] is False
@@ -267,7 +145,7 @@ def test_run_classifier_on_own_files(own_data, fixtures_dir, tmp_path):
 
     from albert_tf.tasks.serving import latest_export
 
-    serve = tf.saved_model.load(latest_export(tmp_path / "export")).signatures["serving_default"]
+    serve = tf.saved_model.load(latest_export(folder / "own-export")).signatures["serving_default"]
     texts = [row[1] for row in csv.reader(open(own_data / "csv" / "test.csv", encoding="utf-8"))][
         1:
     ]

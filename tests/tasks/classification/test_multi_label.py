@@ -3,30 +3,13 @@ cross-entropy, a threshold chosen on dev, micro/macro F1 and exact match equal t
 scikit-learn's), its export, and AlbertTextClassifier(multi_label=True)."""
 
 import json
-import pathlib
 import random
-import subprocess
-import sys
 
+from custom_runs import CUES, custom_runs, label_rows
 import numpy as np
 import pytest
 
 from albert_tf.tasks.metrics import best_threshold, multilabel_scores
-
-ROOT = pathlib.Path(__file__).resolve().parents[3]
-# one word per label (words the fixture's SentencePiece model keeps whole), plus filler
-CUES = {"sports": "function", "music": "string", "tech": "python"}
-FILLER = "line loop name type method return call code set key".split()
-
-
-def _rows(rng, n):
-    rows = []
-    for _ in range(n):
-        labels = sorted(rng.sample(sorted(CUES), rng.randint(0, 2)))
-        words = [CUES[x] for x in labels] + rng.sample(FILLER, 4)
-        rng.shuffle(words)
-        rows.append({"text": " ".join(words), "tags": labels})
-    return rows
 
 
 def test_multilabel_metrics_equal_sklearn():
@@ -51,39 +34,17 @@ def test_multilabel_metrics_equal_sklearn():
     assert best_threshold(p, y) == 0.3  # 0.5 would predict nothing
 
 
-def test_run_classifier_multi_label(fixtures_dir, tmp_path):
-    rng = random.Random(0)
-    data = tmp_path / "data"
-    data.mkdir()
-    for split, n in (("train", 96), ("dev", 24), ("test", 16)):
-        (data / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in _rows(rng, n)))
-    tiny, out, export = fixtures_dir / "albert_tiny", tmp_path / "out", tmp_path / "export"
-    cmd = [
-        sys.executable,
-        str(ROOT / "run_classifier.py"),
-        "--task_name=custom",
-        "--multi_label",
-        f"--data_dir={data}",
-        "--label_column=tags",
-        f"--albert_config_file={tiny / 'albert_config.json'}",
-        f"--init_checkpoint={tiny / 'model.ckpt-best'}",
-        f"--spm_model_file={tiny / '30k-clean.model'}",
-        f"--output_dir={out}",
-        f"--export_dir={export}",
-        "--max_seq_length=16",
-        "--train_batch_size=16",
-        "--eval_batch_size=8",
-        "--predict_batch_size=8",
-        "--train_step=60",
-        "--warmup_step=6",
-        "--save_checkpoints_steps=60",
-        "--learning_rate=2e-3",
-        "--do_train",
-        "--do_eval",
-        "--do_predict",
-    ]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
-    assert r.returncode == 0, r.stderr[-3000:]
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, fixtures_dir, data_dir):
+    return custom_runs(tmp_path_factory, fixtures_dir, data_dir)
+
+
+def test_run_classifier_multi_label(runs):
+    """60 steps on labels with a cue word each (tests/custom_runs.py's shared process)."""
+    results, folder = runs
+    r = results["multi_label"]
+    assert r["code"] == 0, r["stderr"][-3000:]
+    data, out, export = (folder / "multi" / name for name in ("data", "out", "export"))
     assert json.loads((out / "labels.json").read_text())["labels"] == ["music", "sports", "tech"]
     results = dict(
         line.split(" = ")
@@ -117,7 +78,7 @@ def test_text_classifier_multi_label(fixtures_dir):
     from albert_tf import AlbertTextClassifier
 
     rng = random.Random(1)
-    rows = _rows(rng, 64)
+    rows = label_rows(rng, 64)
     names = sorted(CUES)
     x = [r["text"] for r in rows]
     y = np.array([[n in r["tags"] for n in names] for r in rows], np.float32)
