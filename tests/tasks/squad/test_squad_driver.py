@@ -4,17 +4,9 @@
 import json
 import random
 
-from bucket_runs import (
-    B,
-    assert_ok,
-    checkpoint_steps,
-    history_steps,
-    model_flags,
-    model_uploads,
-    run_on_bucket,
-)
+from bucket_runs import B, assert_ok, checkpoint_steps, history_steps
 import pytest
-from shared_runs import once_per_test_run
+from squad_runs import squad_runs as shared_squad_runs
 
 from albert_tf import AlbertConfig
 from albert_tf.engine.finetuning import run_finetuning
@@ -22,68 +14,10 @@ from albert_tf.engine.finetuning_options import FineTuningOptions
 from albert_tf.tasks.squad.task import SquadSettings, SquadTask, squad_model_fn
 from albert_tf.text.tokenization import FullTokenizer
 
-SQUAD_FLAGS = [
-    "--max_seq_length=64",
-    "--doc_stride=32",
-    "--max_query_length=16",
-    "--train_batch_size=8",
-    "--predict_batch_size=8",
-    "--eval_batch_size=8",
-    "--warmup_step=1",
-    "--save_checkpoints_steps=2",
-]
-
-
-def _squad_runs(fixtures_dir, data_dir, folder):
-    """run_squad.py on a bucket, in one process: v1.1 trains 2 steps, evaluates, predicts and
-    exports; a second v1.1 run to 4 steps resumes from the bucket; v2.0 trains 4 steps and
-    predicts. Each output folder comes back to `folder` for the local-only checks."""
-    data = {v: f"{B}/squad/{v}.json" for v in ("v1.1", "v2.0")}
-    common = {
-        v: [
-            f"--train_file={data[v]}",
-            f"--predict_file={data[v]}",
-            *model_flags(),
-            f"--output_dir={B}/squad-{v}",
-            *SQUAD_FLAGS,
-        ]
-        for v in data
-    }
-    r = run_on_bucket(
-        folder,
-        "run_squad.py",
-        [
-            [data_dir / "squad" / "v1.1" / "squad.json", data["v1.1"]],
-            [data_dir / "squad" / "v2.0" / "dev-v2.0.json", data["v2.0"]],
-            *model_uploads(fixtures_dir),
-        ],
-        [
-            common["v1.1"]
-            + ["--train_step=2", "--do_train", "--do_eval", "--do_predict"]
-            + [f"--export_dir={B}/export"],
-            common["v1.1"] + ["--train_step=4", "--do_train", "--do_eval"],
-            common["v2.0"]
-            + ["--train_step=4", "--do_train", "--do_eval", "--do_predict"]
-            + ["--version_2_with_negative"],
-        ],
-        trees=[f"{B}/squad-v1.1", f"{B}/export"],
-        texts=[f"{B}/squad-v1.1/eval_history.json"],
-        downloads=[
-            [f"{B}/squad-v1.1", folder / "v1.1"],
-            [f"{B}/squad-v2.0", folder / "v2.0"],
-            [f"{B}/export", folder / "export"],
-        ],
-    )
-    return r
-
 
 @pytest.fixture(scope="module")
 def squad_runs(fixtures_dir, data_dir, tmp_path_factory):
-    return once_per_test_run(
-        tmp_path_factory,
-        "squad_driver_runs",
-        lambda folder: _squad_runs(fixtures_dir, data_dir, folder),
-    )
+    return shared_squad_runs(tmp_path_factory, fixtures_dir, data_dir)
 
 
 @pytest.mark.parametrize("version", ["v1.1", "v2.0"])
