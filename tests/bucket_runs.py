@@ -32,7 +32,7 @@ def run_on_bucket(tmp_path, driver, uploads, cases, trees=(), texts=(), sha256=(
         The results JSON: {"cases": [{"argv", "code", "stderr"}], "trees", "texts", "sha256"}.
     """
     cwd = tmp_path / "cwd"
-    cwd.mkdir()
+    cwd.mkdir(exist_ok=True)  # a once_per_test_run retry finds it (empty) again
     plan, results = tmp_path / "plan.json", tmp_path / "results.json"
     plan.write_text(
         json.dumps(
