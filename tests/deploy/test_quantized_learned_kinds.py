@@ -8,10 +8,11 @@ Measured for issue 37 on the all-int8 file (scores and mask sum in int8): with G
 -10000 mask adder the token classifier's, multiple choice's and WordPiece classifier's checks
 failed (agreement 0.93-0.95, 0.38, 0.56; probability changes 0.74-0.98); the SQuAD model's did
 not (it found its spans by the tokens themselves). Today's int8 file keeps the scores in float
-(test_quantized_learned.py checks that structure); these checks guard every kind's decisions
-against any quantizer change."""
+(checked here on each kind's file; the SST-2 classifier's and SQuAD 2.0's in
+test_quantized_learned.py); these checks guard every kind's decisions against any quantizer
+change."""
 
-from deploy_helpers import WORDPIECE_VOCAB, fit_model
+from deploy_helpers import WORDPIECE_VOCAB, attention_score_dtypes, fit_model
 import learned_tasks
 import numpy as np
 import pytest
@@ -60,3 +61,7 @@ def test_int8_file_of_a_learned_model_decides_as_keras(name, tmp_path):
     assert report["agreement"] >= quantization.AGREEMENT_FLOOR, report
     assert report["max_probability_change"] <= TOLERANCE[name], report
     assert quantization.agreement_warning({"quantize": "int8", **report}) is None
+    # the scores plus mask stay float32 in every kind's int8 file (test_quantized_learned.py)
+    config = model.config
+    scores = attention_score_dtypes(out.path, config.num_attention_heads, task.length)
+    assert scores == ["float32"] * config.num_hidden_layers
