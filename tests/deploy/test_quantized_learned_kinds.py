@@ -20,7 +20,9 @@ import pytest
 from albert_tf import export_litert, load_litert
 from albert_tf.deploy import quantization
 
-STEPS = 150
+# Adam steps per kind: each gives every answer from step 50 (the token classifier from 100;
+# measured at 50, 75, ..., 150), so these leave it a margin of at least half again
+STEPS = {"token_classifier": 150, "squad_v1": 100, "multiple_choice": 100, "wordpiece": 100}
 # largest probability change allowed, 3-30x what was measured on the all-int8 file
 TOLERANCE = {"token_classifier": 0.06, "squad_v1": 0.1, "multiple_choice": 0.06, "wordpiece": 0.03}
 
@@ -38,7 +40,7 @@ def _lite_outputs(path, feats, names):
 @pytest.mark.parametrize("name", sorted(learned_tasks.TASKS))
 def test_int8_file_of_a_learned_model_decides_as_keras(name, tmp_path):
     task = learned_tasks.TASKS[name]()
-    model = fit_model(task.build, task.feats, task.loss, STEPS, task.checkpoint)
+    model = fit_model(task.build, task.feats, task.loss, STEPS[name], task.checkpoint)
     mask = task.feats["input_mask"]
     want = {k: np.asarray(v) for k, v in model(task.feats, training=False).items()}
     learned = quantization.decisions(task.kind, want, mask)
