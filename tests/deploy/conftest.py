@@ -64,10 +64,11 @@ def tasklib_python():
 @pytest.fixture(scope="session")
 def learned_classifier():
     """(model, features, labels): the tiny model fitted to the SST-2 sample's 50 sentences at
-    length 64 (300 full-set Adam steps, about 30 s on one core) until it classifies all of
-    them; made once per test run. A model whose attention has learned something: random
-    weights attend almost uniformly, and hide what quantization does to attention."""
+    length 64 (150 full-set Adam steps, about 12 CPU-s) until it classifies all of them (it
+    does from about step 100); made once per test run. A model whose attention has learned
+    something: random weights attend almost uniformly, and hide what quantization does to
+    attention."""
     from deploy_helpers import fit_classifier, sst2_sample_features
 
     feats, labels = sst2_sample_features(LEARNED_LENGTH)
-    return fit_classifier(feats, labels, steps=300), feats, labels
+    return fit_classifier(feats, labels, steps=150), feats, labels

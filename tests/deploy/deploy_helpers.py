@@ -35,6 +35,20 @@ def random_features(shapes: dict, seed=0) -> dict:
     return feats
 
 
+def attention_score_dtypes(path, heads: int, length: int) -> list:
+    """The dtypes of a LiteRT file's attention scores plus mask (one per block application):
+    the `.../attention_group.../add` tensors of shape [..., heads, length, length]."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    return [
+        np.dtype(d["dtype"]).name
+        for d in Interpreter(model_path=str(path)).get_tensor_details()
+        if d["name"].endswith("/add")
+        and "attention_group" in d["name"]
+        and list(d["shape"])[-3:] == [heads, length, length]
+    ]
+
+
 def run_tasklib(python, client, model_path, inputs, tmp_path):
     """(return code, JSON output) of tasklib_runner.py on a model in the Task Library venv."""
     path = tmp_path / f"inputs-{len(list(tmp_path.iterdir()))}.json"

@@ -57,11 +57,20 @@ def test_every_kind_equals_keras_with_builtin_ops_only(kind, tmp_path):
 QUANTIZED_TOLERANCE = {"float16": 1e-4, "dynamic_int8": 2e-3, "int8": 2e-2}
 
 
-@pytest.mark.filterwarnings("ignore:.*tf.lite.Interpreter is deprecated")
-@pytest.mark.parametrize("quantize", sorted(QUANTIZED_TOLERANCE))
-def test_quantized_classifier_within_measured_tolerance(quantize, tmp_path):
+@pytest.fixture(scope="module")
+def checkpoint_classifier(tmp_path_factory):
+    """(the tiny checkpoint's 3-label classifier, the size of its float32 file): one model and
+    one float conversion for every quantization mode's test."""
     model = albert_tf.AlbertClassifier(CONFIG, 3)
     albert_tf.load_original_checkpoint(model, str(SPM.parent / "albert_tiny" / "model.ckpt-best"))
+    path = tmp_path_factory.mktemp("float") / "f.tflite"
+    return model, export_litert(model, path, max_seq_length=LENGTH).size
+
+
+@pytest.mark.filterwarnings("ignore:.*tf.lite.Interpreter is deprecated")
+@pytest.mark.parametrize("quantize", sorted(QUANTIZED_TOLERANCE))
+def test_quantized_classifier_within_measured_tolerance(quantize, checkpoint_classifier, tmp_path):
+    model, float_size = checkpoint_classifier
     calibration = [random_features(SHAPES, seed) for seed in range(8)]
     out = export_litert(
         model,
@@ -70,7 +79,6 @@ def test_quantized_classifier_within_measured_tolerance(quantize, tmp_path):
         quantize=quantize,
         representative_dataset=calibration,
     )
-    float_size = len(_float_bytes(model, tmp_path))
     assert out.size < float_size
     lite = load_litert(out.path)
     feats = random_features(lite.input_shapes, seed=99)
@@ -79,12 +87,6 @@ def test_quantized_classifier_within_measured_tolerance(quantize, tmp_path):
     assert report["max_abs_difference"] <= QUANTIZED_TOLERANCE[quantize], report
     if quantize == "int8":
         assert "QUANTIZE" in out.operators and "DEQUANTIZE" in out.operators
-
-
-def _float_bytes(model, tmp_path):
-    return fileio.read_bytes(
-        export_litert(model, tmp_path / "f.tflite", max_seq_length=LENGTH).path
-    )
 
 
 def test_task_library_metadata_reads_back(tmp_path):

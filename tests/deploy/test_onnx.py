@@ -24,7 +24,6 @@ from albert_tf import (  # noqa: E402  (after the optional packages are known to
     AlbertTokenClassifier,
     export_onnx,
 )
-from albert_tf.convert import main as convert_main  # noqa: E402
 from albert_tf.core import fileio  # noqa: E402
 from albert_tf.modeling.model_base import flat_outputs  # noqa: E402
 
@@ -95,10 +94,24 @@ def assert_close(got, want, atol=1e-4):
         np.testing.assert_allclose(got[name], np.asarray(want[name]), atol=atol, err_msg=name)
 
 
+@pytest.fixture(scope="module")
+def plain_export(tmp_path_factory):
+    """`plain_export(kind)`: (model, its ONNX file) of `build(kind)`, converted once per module
+    (the kind's test and the fused graph's test read the same file)."""
+    folder, made = tmp_path_factory.mktemp("onnx"), {}
+
+    def get(kind):
+        if kind not in made:
+            model = build(kind)
+            made[kind] = model, export_onnx(model, folder / f"{kind}.onnx")
+        return made[kind]
+
+    return get
+
+
 @pytest.mark.parametrize("kind", sorted(MODELS))
-def test_every_model_kind_equals_keras_at_any_batch_and_length(kind, tmp_path):
-    model = build(kind)
-    path = export_onnx(model, tmp_path / f"{kind}.onnx")
+def test_every_model_kind_equals_keras_at_any_batch_and_length(kind, plain_export):
+    model, path = plain_export(kind)
     sess = session(path)
     inputs = {i.name: i for i in sess.get_inputs()}
     assert sorted(inputs) == sorted(model.serving_features)
@@ -110,9 +123,9 @@ def test_every_model_kind_equals_keras_at_any_batch_and_length(kind, tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["classifier", "squad_v2"])
-def test_optimized_graph_is_fused_and_equals_the_plain_one(kind, tmp_path):
-    model = build(kind, seed=1)
-    plain = session(export_onnx(model, tmp_path / "plain.onnx"))
+def test_optimized_graph_is_fused_and_equals_the_plain_one(kind, plain_export, tmp_path):
+    model, path = plain_export(kind)
+    plain = session(path)
     fused = session(export_onnx(model, tmp_path / "fused.onnx", optimize=True))
     counts = json.loads(fused.get_modelmeta().custom_metadata_map["albert_tf.fused"])
     applications = CONFIG.num_hidden_layers * CONFIG.inner_group_num
@@ -132,19 +145,6 @@ def test_written_to_any_filesystem_whole(ram_bucket):
     assert fileio.listdir(f"{ram_bucket}/exports") == ["model.onnx"]  # no temporary left over
     f = features(model, 2, 6)
     assert_close(run(session(path), f), flat_outputs(model(f, training=False)))
-
-
-def test_convert_cli_writes_onnx(tmp_path, fixtures_dir, capsys):
-    out = tmp_path / "tiny.onnx"
-    argv = ["--input", str(fixtures_dir / "albert_tiny"), "--output", str(out)]
-    assert convert_main([*argv, "--output_format", "onnx", "--model", "encoder"]) == 0
-    assert f"wrote {out}" in capsys.readouterr().out
-    sess = session(out)
-    outputs = [o.name for o in sess.get_outputs()]
-    assert "sequence_output" in outputs and "pooled_output" in outputs
-    f = {"input_ids": np.array([[2, 10, 11, 3]], np.int32)}
-    f.update(input_mask=np.ones_like(f["input_ids"]), segment_ids=np.zeros_like(f["input_ids"]))
-    assert run(sess, f)["sequence_output"].shape == (1, 4, 32)
 
 
 def test_what_cannot_be_exported_is_one_clear_error(tmp_path):
@@ -170,19 +170,29 @@ def test_a_folder_path_and_a_missing_optimizer_package_are_named(tmp_path, monke
     assert list(tmp_path.iterdir()) == []
 
 
-def test_convert_to_onnx_prints_no_native_lines(tmp_path, fixtures_dir):
-    """As a shell runs it (TensorFlow's INFO lines on): no grappler "Starting new session"."""
+def test_convert_cli_writes_onnx_and_prints_no_native_lines(tmp_path, fixtures_dir):
+    """`python -m albert_tf.convert --output_format onnx` as a shell runs it (TensorFlow's INFO
+    lines on): it says what it wrote, prints no grappler "Starting new session", and the file
+    serves the encoder's outputs."""
     import subprocess
     import sys
 
+    out = tmp_path / "tiny.onnx"
+    argv = ["--input", str(fixtures_dir / "albert_tiny"), "--output", str(out)]
     r = subprocess.run(
-        [sys.executable, "-m", "albert_tf.convert", "--input", str(fixtures_dir / "albert_tiny")]
-        + ["--output", str(tmp_path / "e.onnx"), "--model", "encoder"],
+        [sys.executable, "-m", "albert_tf.convert", *argv, "--output_format", "onnx"]
+        + ["--model", "encoder"],
         capture_output=True,
         text=True,
         timeout=300,
         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "0"},
     )
     assert r.returncode == 0, r.stderr[-2000:]
+    assert f"wrote {out}" in r.stdout
     assert "single_machine" not in r.stderr and "eligible GPUs" not in r.stderr, r.stderr
-    assert (tmp_path / "e.onnx").stat().st_size > 0
+    sess = session(out)
+    outputs = [o.name for o in sess.get_outputs()]
+    assert "sequence_output" in outputs and "pooled_output" in outputs
+    f = {"input_ids": np.array([[2, 10, 11, 3]], np.int32)}
+    f.update(input_mask=np.ones_like(f["input_ids"]), segment_ids=np.zeros_like(f["input_ids"]))
+    assert run(sess, f)["sequence_output"].shape == (1, 4, 32)

@@ -5,7 +5,7 @@ drivers' warning when a file does not."""
 import types
 
 from conftest import LEARNED_LENGTH
-from deploy_helpers import CONFIG, random_features
+from deploy_helpers import CONFIG, attention_score_dtypes, random_features
 import numpy as np
 import pytest
 
@@ -16,8 +16,9 @@ from albert_tf.drivers.exports import export_fn_for
 from albert_tf.engine.run_summary import RunSummary
 from albert_tf.modeling.transformer import traced_mask_adder
 
-# largest probability change allowed, ~10x what was measured on this model (docs/deployment.md;
-# int8 4.5e-5 with only the weight matmuls int8, 1.8e-3 for the all-int8 file before)
+# largest probability change allowed, 5-15x what was measured on this model (150 steps: float16
+# 7e-7, dynamic int8 8.5e-6, int8 8.9e-5 with only the weight matmuls int8; 300 steps, as in
+# docs/deployment.md: 6e-7, 1.9e-6, 4.5e-5; 1.8e-3 for the all-int8 file before)
 LEARNED_TOLERANCE = {"float16": 1e-5, "dynamic_int8": 1e-4, "int8": 5e-4}
 
 
@@ -29,20 +30,35 @@ def _lite_outputs(path, feats):
     return {"probabilities": np.concatenate([np.asarray(r["probabilities"]) for r in rows])}
 
 
+@pytest.fixture(scope="module")
+def learned_file(learned_classifier, tmp_path_factory):
+    """`learned_file(quantize)`: the learned classifier's LiteRT file in that mode (int8
+    calibrated on all 50 sentences), converted once per module."""
+    model, feats, labels = learned_classifier
+    folder, made = tmp_path_factory.mktemp("learned"), {}
+
+    def get(quantize):
+        if quantize not in made:
+            calibration = [{k: v[i] for k, v in feats.items()} for i in range(len(labels))]
+            made[quantize] = export_litert(
+                model,
+                folder / f"{quantize}.tflite",
+                max_seq_length=LEARNED_LENGTH,
+                quantize=quantize,
+                representative_dataset=calibration if quantize == "int8" else None,
+            )
+        return made[quantize]
+
+    return get
+
+
 @pytest.mark.filterwarnings("ignore:.*tf.lite.Interpreter is deprecated")
 @pytest.mark.parametrize("quantize", sorted(LEARNED_TOLERANCE))
-def test_quantized_file_keeps_what_the_model_learned(learned_classifier, quantize, tmp_path):
+def test_quantized_file_keeps_what_the_model_learned(learned_classifier, learned_file, quantize):
     model, feats, labels = learned_classifier
     want = {"probabilities": np.asarray(model(feats, training=False)["probabilities"])}
     assert np.mean(want["probabilities"].argmax(-1) == labels) == 1.0  # it has learned
-    calibration = [{k: v[i] for k, v in feats.items()} for i in range(len(labels))]
-    out = export_litert(
-        model,
-        tmp_path / "q.tflite",
-        max_seq_length=LEARNED_LENGTH,
-        quantize=quantize,
-        representative_dataset=calibration if quantize == "int8" else None,
-    )
+    out = learned_file(quantize)
     got = _lite_outputs(out.path, feats)
     report = quantization.compare_outputs("classifier", want, got, feats["input_mask"])
     assert report["agreement"] >= quantization.AGREEMENT_FLOOR, report
@@ -52,19 +68,6 @@ def test_quantized_file_keeps_what_the_model_learned(learned_classifier, quantiz
     # the export leaves the Keras model's own (Google's -10000) mask as it was
     again = np.asarray(model(feats, training=False)["probabilities"])
     np.testing.assert_array_equal(again, want["probabilities"])
-
-
-def _attention_scores(path, length):
-    """The dtypes of a file's attention scores plus mask (one per block application)."""
-    from ai_edge_litert.interpreter import Interpreter
-
-    return [
-        np.dtype(d["dtype"]).name
-        for d in Interpreter(model_path=str(path)).get_tensor_details()
-        if d["name"].endswith("/add")
-        and "attention_group" in d["name"]
-        and list(d["shape"])[-3:] == [CONFIG.num_attention_heads, length, length]
-    ]
 
 
 def _matmul_operands(path):
@@ -82,41 +85,25 @@ def _matmul_operands(path):
 
 
 @pytest.mark.filterwarnings("ignore:.*tf.lite.Interpreter is deprecated")
-def test_int8_attention_scores_stay_float(learned_classifier, tmp_path):
+def test_int8_attention_scores_stay_float(learned_classifier, learned_file):
     """The scores plus mask of an int8 file are float32 (quantization.INT8_FLOAT_OPS): in int8
     they shared one range with the mask (Google's -10000 made its step 39, every real score one
     integer), and their int8 BATCH_MATMUL and SOFTMAX ran outside XNNPACK."""
-    model, feats, labels = learned_classifier
-    calibration = [{k: v[i] for k, v in feats.items()} for i in range(8)]
-    out = export_litert(
-        model,
-        tmp_path / "q.tflite",
-        max_seq_length=LEARNED_LENGTH,
-        quantize="int8",
-        representative_dataset=calibration,
-    )
-    scores = _attention_scores(out.path, LEARNED_LENGTH)
+    model = learned_classifier[0]
+    path = learned_file("int8").path
+    scores = attention_score_dtypes(path, CONFIG.num_attention_heads, LEARNED_LENGTH)
     assert scores == ["float32"] * model.config.num_hidden_layers
-    assert _matmul_operands(out.path) == {"int8"}  # the weight matmuls stay int8 x int8
-
-
-KINDS = {
-    "token_classifier": lambda: albert_tf.AlbertTokenClassifier(CONFIG, 5),
-    "multiple_choice": lambda: albert_tf.AlbertMultipleChoice(CONFIG, num_choices=3),
-    "squad_v1": lambda: albert_tf.AlbertSquadV1(CONFIG),
-    "squad_v2": lambda: albert_tf.AlbertSquadV2(CONFIG, start_n_top=2, end_n_top=3),
-}
+    assert _matmul_operands(path) == {"int8"}  # the weight matmuls stay int8 x int8
 
 
 @pytest.mark.filterwarnings("ignore:.*tf.lite.Interpreter is deprecated")
-@pytest.mark.parametrize("kind", sorted(KINDS))
-def test_every_kind_s_int8_file_keeps_its_scores_float(kind, tmp_path):
-    """Every task model's int8 file (the same encoder): the scores stay float."""
-    model = KINDS[kind]()
+def test_squad_v2_s_int8_file_keeps_its_scores_float(tmp_path):
+    """The SQuAD 2.0 model's int8 file (the same encoder, with p_mask): the scores stay float.
+    Every other task kind's int8 file is checked so in test_quantized_learned_kinds.py."""
+    model = albert_tf.AlbertSquadV2(CONFIG, start_n_top=2, end_n_top=3)
     length = 16
-    shape = [1, model.num_choices, length] if kind == "multiple_choice" else [1, length]
-    names = ("input_ids", "input_mask", "segment_ids") + (("p_mask",) if kind == "squad_v2" else ())
-    calibration = [random_features({n: shape for n in names}, seed) for seed in range(4)]
+    names = ("input_ids", "input_mask", "segment_ids", "p_mask")
+    calibration = [random_features({n: [1, length] for n in names}, seed) for seed in range(4)]
     out = export_litert(
         model,
         tmp_path / "q.tflite",
@@ -124,7 +111,8 @@ def test_every_kind_s_int8_file_keeps_its_scores_float(kind, tmp_path):
         quantize="int8",
         representative_dataset=calibration,
     )
-    assert _attention_scores(out.path, length) == ["float32"] * CONFIG.num_hidden_layers
+    scores = attention_score_dtypes(out.path, CONFIG.num_attention_heads, length)
+    assert scores == ["float32"] * CONFIG.num_hidden_layers
 
 
 def test_the_exported_adder_changes_no_float_output(learned_classifier):
