@@ -11,6 +11,7 @@ start-up lines do not count.
 
 import json
 import os
+import pathlib
 import re
 import shutil
 import subprocess
@@ -545,6 +546,8 @@ def batch_results(files, tmp_path_factory):
         argvs, watched = case_argvs(driver, cases, base, folder)
         batches[os.path.join(ROOT, driver)] = argvs
         plan[driver] = (cases, watched, [snapshot(w) for w in watched], folder)
+    (top / "verbose").mkdir()
+    batches[os.path.join(ROOT, "create_pretraining_data.py")].append(verbose_argv(files, top))
     batches_file, results_file = top / "batches.json", top / "results.json"
     batches_file.write_text(json.dumps(batches))
     r = subprocess.run(
@@ -556,10 +559,23 @@ def batch_results(files, tmp_path_factory):
     )
     assert r.returncode == 0, r.stderr[-3000:]
     results = json.loads(results_file.read_text())
-    return {
+    by_driver = {
         driver: (cases, results[os.path.join(ROOT, driver)], watched, before, folder)
         for driver, (cases, watched, before, folder) in plan.items()
     }
+    by_driver["verbose"] = results[os.path.join(ROOT, "create_pretraining_data.py")].pop()
+    return by_driver
+
+
+def verbose_argv(files, top):
+    """create_pretraining_data.py flags with a bad --masked_lm_prob and --verbose_errors."""
+    return [
+        "--input_file=" + str(files["corpus"]),
+        f"--output_file={top / 'verbose' / 'x.tfrecord'}",
+        f"--spm_model_file={files['spm']}",
+        "--masked_lm_prob=1.5",
+        "--verbose_errors",
+    ]
 
 
 def batch_problems(cases, results, watched, before, folder):
@@ -645,27 +661,15 @@ def test_bad_export_flags_are_refused_before_tensorflow_loads(files, tmp_path, f
     assert sorted(os.listdir(tmp_path)) == ["shadow"]
 
 
-def test_verbose_errors_keeps_the_traceback(files, tmp_path):
-    """--verbose_errors prints the traceback before the same error line (no TF: fast)."""
-    argv = [
-        "--input_file=" + str(files["corpus"]),
-        f"--output_file={tmp_path / 'x.tfrecord'}",
-        f"--spm_model_file={files['spm']}",
-        "--masked_lm_prob=1.5",
-        "--verbose_errors",
-    ]
-    r = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "create_pretraining_data.py")] + argv,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-    )
-    assert r.returncode == 2
-    assert "Traceback" in r.stderr and r.stderr.strip().splitlines()[-1].startswith(
+def test_verbose_errors_keeps_the_traceback(batch_results):
+    """--verbose_errors prints the traceback before the same error line (a case of the runner's
+    create_pretraining_data.py batch, after its bad-input cases)."""
+    r = batch_results["verbose"]
+    assert r["code"] == 2
+    assert "Traceback" in r["stderr"] and r["stderr"].strip().splitlines()[-1].startswith(
         "error: --masked_lm_prob"
     )
-    assert list(tmp_path.iterdir()) == []
+    assert list(pathlib.Path(r["argv"][1].split("=", 1)[1]).parent.iterdir()) == []
 
 
 # ---- the library checks behind the drivers -------------------------------------------------------
