@@ -662,13 +662,17 @@ def test_bad_export_flags_are_refused_before_tensorflow_loads(files, tmp_path, f
 
 
 def test_verbose_errors_keeps_the_traceback(batch_results):
-    """--verbose_errors prints the traceback before the same error line (a case of the runner's
-    create_pretraining_data.py batch, after its bad-input cases)."""
+    """--verbose_errors prints the traceback, then the environment's short block (versions and
+    incompatibilities, albert_tf.core.environment), then the same one error line last (a case of
+    the runner's create_pretraining_data.py batch, after its bad-input cases)."""
+    from albert_tf.core.environment import short_block
+
     r = batch_results["verbose"]
-    assert r["code"] == 2
-    assert "Traceback" in r["stderr"] and r["stderr"].strip().splitlines()[-1].startswith(
-        "error: --masked_lm_prob"
-    )
+    lines = r["stderr"].strip().splitlines()
+    block = short_block().splitlines()
+    assert r["code"] == 2 and lines[-1].startswith("error: --masked_lm_prob")
+    assert lines[-1 - len(block) : -1] == block
+    assert any(ln.startswith("Traceback") for ln in lines[: -1 - len(block)])
     assert list(pathlib.Path(r["argv"][1].split("=", 1)[1]).parent.iterdir()) == []
 
 
