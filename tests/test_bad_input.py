@@ -11,13 +11,13 @@ start-up lines do not count.
 
 import json
 import os
-import pathlib
 import re
 import shutil
 import subprocess
 import sys
 
 import pytest
+from shared_runs import once_per_test_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNNER = os.path.join(ROOT, "tests", "scripts", "bad_input_runner.py")
@@ -535,36 +535,40 @@ def case_argvs(driver, cases, base, folder):
 
 @pytest.fixture(scope="module")
 def batch_results(files, tmp_path_factory):
-    """driver -> (its cases, their results, what each left in its watched path, before it) of
-    every driver's cases, all run through ONE runner process (TensorFlow imported once)."""
-    top = tmp_path_factory.mktemp("bad_input_cases")
-    batches, plan = {}, {}
-    for driver, make in DRIVER_CASES.items():
-        cases, base = globals()[make](files)
-        folder = top / driver
-        folder.mkdir()
-        argvs, watched = case_argvs(driver, cases, base, folder)
-        batches[os.path.join(ROOT, driver)] = argvs
-        plan[driver] = (cases, watched, [snapshot(w) for w in watched], folder)
-    (top / "verbose").mkdir()
-    batches[os.path.join(ROOT, "create_pretraining_data.py")].append(verbose_argv(files, top))
-    batches_file, results_file = top / "batches.json", top / "results.json"
-    batches_file.write_text(json.dumps(batches))
-    r = subprocess.run(
-        [sys.executable, RUNNER, str(batches_file), str(results_file)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-    )
-    assert r.returncode == 0, r.stderr[-3000:]
-    results = json.loads(results_file.read_text())
-    by_driver = {
-        driver: (cases, results[os.path.join(ROOT, driver)], watched, before, folder)
-        for driver, (cases, watched, before, folder) in plan.items()
-    }
-    by_driver["verbose"] = results[os.path.join(ROOT, "create_pretraining_data.py")].pop()
-    return by_driver
+    """driver -> the problems of its cases, and "verbose" -> the --verbose_errors case's result
+    (with what is left in its output folder): every driver's cases run through ONE runner
+    process (TensorFlow imported once), once per test run (the xdist workers share it)."""
+
+    def make(top):
+        batches, plan = {}, {}
+        for driver, make_cases in DRIVER_CASES.items():
+            cases, base = globals()[make_cases](files)
+            folder = top / driver
+            folder.mkdir()
+            argvs, watched = case_argvs(driver, cases, base, folder)
+            batches[os.path.join(ROOT, driver)] = argvs
+            plan[driver] = (cases, watched, [snapshot(w) for w in watched], folder)
+        (top / "verbose").mkdir()
+        batches[os.path.join(ROOT, "create_pretraining_data.py")].append(verbose_argv(files, top))
+        batches_file, results_file = top / "batches.json", top / "results.json"
+        batches_file.write_text(json.dumps(batches))
+        r = subprocess.run(
+            [sys.executable, RUNNER, str(batches_file), str(results_file)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=ROOT,
+        )
+        assert r.returncode == 0, r.stderr[-3000:]
+        results = json.loads(results_file.read_text())
+        verbose = results[os.path.join(ROOT, "create_pretraining_data.py")].pop()
+        found = {
+            driver: batch_problems(cases, results[os.path.join(ROOT, driver)], *rest)
+            for driver, (cases, *rest) in plan.items()
+        }
+        return {**found, "verbose": {**verbose, "left": sorted(os.listdir(top / "verbose"))}}
+
+    return once_per_test_run(tmp_path_factory, "bad_input_cases", make)[0]
 
 
 def verbose_argv(files, top):
@@ -593,7 +597,7 @@ def batch_problems(cases, results, watched, before, folder):
 
 @pytest.mark.parametrize("driver", list(DRIVER_CASES))
 def test_bad_input_is_one_error_line_exit_2_nothing_written(driver, batch_results):
-    found = batch_problems(*batch_results[driver])
+    found = batch_results[driver]
     assert not found, "\n".join(found)
 
 
@@ -673,7 +677,7 @@ def test_verbose_errors_keeps_the_traceback(batch_results):
     assert r["code"] == 2 and lines[-1].startswith("error: --masked_lm_prob")
     assert lines[-1 - len(block) : -1] == block
     assert any(ln.startswith("Traceback") for ln in lines[: -1 - len(block)])
-    assert list(pathlib.Path(r["argv"][1].split("=", 1)[1]).parent.iterdir()) == []
+    assert r["left"] == []  # nothing written
 
 
 # ---- the library checks behind the drivers -------------------------------------------------------

@@ -4,6 +4,7 @@ import json
 import os
 
 import pytest
+from shared_runs import once_per_test_run
 
 from albert_tf.pretraining.demo import (
     DEMO,
@@ -24,20 +25,24 @@ def test_pydoc_corpus_is_real_english_documents():
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
     """(summary, output folder) of one shrunk demo run: the demo's data (its vocabulary and
-    held-out set; one dupe round of the training documents), a small model, 20 steps."""
-    out = tmp_path_factory.mktemp("demo") / "demo"
-    summary = run_demo(
-        str(out),
-        num_train_steps=20,
-        num_warmup_steps=2,
-        save_checkpoints_steps=10,
-        dupe_factor=1,  # training-set size does not change the held-out set
-        hidden_size=32,
-        intermediate_size=64,
-        embedding_size=16,
-        num_hidden_layers=2,
-    )
-    return summary, out
+    held-out set; one dupe round of the training documents), a small model, 20 steps. Made
+    once per test run (the xdist workers share it)."""
+
+    def make(folder):
+        return run_demo(
+            str(folder / "demo"),
+            num_train_steps=20,
+            num_warmup_steps=2,
+            save_checkpoints_steps=10,
+            dupe_factor=1,  # training-set size does not change the held-out set
+            hidden_size=32,
+            intermediate_size=64,
+            embedding_size=16,
+            num_hidden_layers=2,
+        )
+
+    summary, folder = once_per_test_run(tmp_path_factory, "demo_run", make)
+    return summary, folder / "demo"
 
 
 def test_demo_end_to_end_small(demo_run):
