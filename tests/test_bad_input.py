@@ -1,11 +1,12 @@
 """Bad input to the five entry points ends as ONE `error: ...` line naming the culprit, exit
 code 2, no traceback, and nothing created or changed in output_dir.
 
-Each driver's cases run in one process (tests/scripts/bad_input_runner.py: TensorFlow imported
-once, flags reset per case, stderr captured); a few run as real subprocesses too. What "one
-line" means here: among the lines Python writes to stderr, exactly one starts with `error:`,
-it is the last, and every other line is an absl/TF log line (the strategy's INFO line may come
-first); no "Traceback", no usage text. TensorFlow's C++ start-up lines do not count.
+All five drivers' cases run in one process (tests/scripts/bad_input_runner.py: TensorFlow
+imported once, flags reset per case and removed per driver, stderr captured); a few run as real
+subprocesses too. What "one line" means here: among the lines Python writes to stderr,
+exactly one starts with `error:`, it is the last, and every other line is an absl/TF log line
+(the strategy's INFO line may come first); no "Traceback", no usage text. TensorFlow's C++
+start-up lines do not count.
 """
 
 import json
@@ -16,6 +17,7 @@ import subprocess
 import sys
 
 import pytest
+from shared_runs import once_per_test_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNNER = os.path.join(ROOT, "tests", "scripts", "bad_input_runner.py")
@@ -452,7 +454,7 @@ def pretraining_data_cases(f):
         ("masked_lm_prob_above_one", {"masked_lm_prob": 1.5}, "--masked_lm_prob=1.5"),
         ("negative_short_seq_prob", {"short_seq_prob": -0.1}, "--short_seq_prob"),
         ("zero_dupe_factor", {"dupe_factor": 0}, "--dupe_factor=0"),
-        ("input_missing", {"input_file": d / "none.txt"}, "--input_file"),
+        ("input_missing", {"input_file": d / "none.txt"}, ("--input_file", "none.txt")),
         ("input_empty", {"input_file": f["empty"]}, "empty"),
         ("input_only_blank_lines", {"input_file": f["blank"]}, "only blank lines"),
         ("input_not_utf8", {"input_file": f["latin1"]}, "latin1.txt:2: not UTF-8"),
@@ -494,8 +496,10 @@ def problems(case_id, code, stderr, expected):
         found.append("traceback")
     if len(errors) != 1 or not lines or lines[-1] != errors[0]:
         found.append(f"{len(errors)} error lines (must be 1, and last)")
-    elif expected not in errors[0]:
-        found.append(f"error line lacks {expected!r}")
+    else:  # `expected`: one substring of the error line, or a tuple of them
+        for part in (expected,) if isinstance(expected, str) else expected:
+            if part not in errors[0]:
+                found.append(f"error line lacks {part!r}")
     stray = [l for l in lines if l not in errors and not LOG_LINE.match(l)]
     if stray:
         found.append(f"non-log lines {stray[:2]}")
@@ -509,51 +513,91 @@ def snapshot(path):
     return sorted(os.listdir(path)) if os.path.isdir(path) else None
 
 
-def run_batch(driver, cases, base, tmp_path):
-    """Run every case through one runner process; return the list of problems."""
+DRIVER_CASES = {
+    "run_classifier.py": "classifier_cases",
+    "run_squad.py": "squad_cases",
+    "run_race.py": "race_cases",
+    "run_pretraining.py": "pretraining_cases",
+    "create_pretraining_data.py": "pretraining_data_cases",
+}
+
+
+def case_argvs(driver, cases, base, folder):
+    """Each case's argv (output in folder/<case>/out) and the path it must leave as it was."""
     argvs, outs = [], []
     out_flag = "output_file" if driver == "create_pretraining_data.py" else "output_dir"
     for case_id, change, _ in cases:
-        out = tmp_path / case_id / "out"
+        out = folder / case_id / "out"
         argvs.append(argv_of(base, change, out, out_flag))
         outs.append(change.get("output_dir") or change.get("output_file") or out)
-    watched = [str(o) for o in outs] + [str(tmp_path)]
-    before = [snapshot(w) for w in watched[:-1]]
-    cases_file, results_file = tmp_path / "cases.json", tmp_path / "results.json"
-    cases_file.write_text(json.dumps(argvs))
-    r = subprocess.run(
-        [sys.executable, RUNNER, os.path.join(ROOT, driver), str(cases_file), str(results_file)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-    )
-    assert r.returncode == 0, r.stderr[-3000:]
-    results = json.loads(results_file.read_text())
+    return argvs, [str(o) for o in outs]
+
+
+@pytest.fixture(scope="module")
+def batch_results(files, tmp_path_factory):
+    """driver -> the problems of its cases, and "verbose" -> the --verbose_errors case's result
+    (with what is left in its output folder): every driver's cases run through ONE runner
+    process (TensorFlow imported once), once per test run (the xdist workers share it)."""
+
+    def make(top):
+        batches, plan = {}, {}
+        for driver, make_cases in DRIVER_CASES.items():
+            cases, base = globals()[make_cases](files)
+            folder = top / driver
+            folder.mkdir()
+            argvs, watched = case_argvs(driver, cases, base, folder)
+            batches[os.path.join(ROOT, driver)] = argvs
+            plan[driver] = (cases, watched, [snapshot(w) for w in watched], folder)
+        (top / "verbose").mkdir()
+        batches[os.path.join(ROOT, "create_pretraining_data.py")].append(verbose_argv(files, top))
+        batches_file, results_file = top / "batches.json", top / "results.json"
+        batches_file.write_text(json.dumps(batches))
+        r = subprocess.run(
+            [sys.executable, RUNNER, str(batches_file), str(results_file)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=ROOT,
+        )
+        assert r.returncode == 0, r.stderr[-3000:]
+        results = json.loads(results_file.read_text())
+        verbose = results[os.path.join(ROOT, "create_pretraining_data.py")].pop()
+        found = {
+            driver: batch_problems(cases, results[os.path.join(ROOT, driver)], *rest)
+            for driver, (cases, *rest) in plan.items()
+        }
+        return {**found, "verbose": {**verbose, "left": sorted(os.listdir(top / "verbose"))}}
+
+    return once_per_test_run(tmp_path_factory, "bad_input_cases", make)[0]
+
+
+def verbose_argv(files, top):
+    """create_pretraining_data.py flags with a bad --masked_lm_prob and --verbose_errors."""
+    return [
+        "--input_file=" + str(files["corpus"]),
+        f"--output_file={top / 'verbose' / 'x.tfrecord'}",
+        f"--spm_model_file={files['spm']}",
+        "--masked_lm_prob=1.5",
+        "--verbose_errors",
+    ]
+
+
+def batch_problems(cases, results, watched, before, folder):
+    """What is wrong with one driver's batch of cases: the list of problems."""
     found = []
     for (case_id, _, expected), result, watch, old in zip(cases, results, watched, before):
         found += problems(case_id, result["code"], result["stderr"], expected)
         if snapshot(watch) != old:
             found.append(f"{case_id}: {watch} was created or changed")
-    written = sorted(set(os.listdir(tmp_path)) - {"cases.json", "results.json"})
+    written = sorted(os.listdir(folder))
     if written:
         found.append(f"cases wrote files: {written}")
     return found
 
 
-@pytest.mark.parametrize(
-    "driver, make_cases",
-    [
-        ("run_classifier.py", classifier_cases),
-        ("run_squad.py", squad_cases),
-        ("run_race.py", race_cases),
-        ("run_pretraining.py", pretraining_cases),
-        ("create_pretraining_data.py", pretraining_data_cases),
-    ],
-)
-def test_bad_input_is_one_error_line_exit_2_nothing_written(driver, make_cases, files, tmp_path):
-    cases, base = make_cases(files)
-    found = run_batch(driver, cases, base, tmp_path)
+@pytest.mark.parametrize("driver", list(DRIVER_CASES))
+def test_bad_input_is_one_error_line_exit_2_nothing_written(driver, batch_results):
+    found = batch_results[driver]
     assert not found, "\n".join(found)
 
 
@@ -621,27 +665,19 @@ def test_bad_export_flags_are_refused_before_tensorflow_loads(files, tmp_path, f
     assert sorted(os.listdir(tmp_path)) == ["shadow"]
 
 
-def test_verbose_errors_keeps_the_traceback(files, tmp_path):
-    """--verbose_errors prints the traceback before the same error line (no TF: fast)."""
-    argv = [
-        "--input_file=" + str(files["corpus"]),
-        f"--output_file={tmp_path / 'x.tfrecord'}",
-        f"--spm_model_file={files['spm']}",
-        "--masked_lm_prob=1.5",
-        "--verbose_errors",
-    ]
-    r = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "create_pretraining_data.py")] + argv,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-    )
-    assert r.returncode == 2
-    assert "Traceback" in r.stderr and r.stderr.strip().splitlines()[-1].startswith(
-        "error: --masked_lm_prob"
-    )
-    assert list(tmp_path.iterdir()) == []
+def test_verbose_errors_keeps_the_traceback(batch_results):
+    """--verbose_errors prints the traceback, then the environment's short block (versions and
+    incompatibilities, albert_tf.core.environment), then the same one error line last (a case of
+    the runner's create_pretraining_data.py batch, after its bad-input cases)."""
+    from albert_tf.core.environment import short_block
+
+    r = batch_results["verbose"]
+    lines = r["stderr"].strip().splitlines()
+    block = short_block().splitlines()
+    assert r["code"] == 2 and lines[-1].startswith("error: --masked_lm_prob")
+    assert lines[-1 - len(block) : -1] == block
+    assert any(ln.startswith("Traceback") for ln in lines[: -1 - len(block)])
+    assert r["left"] == []  # nothing written
 
 
 # ---- the library checks behind the drivers -------------------------------------------------------

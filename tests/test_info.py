@@ -1,8 +1,8 @@
 """The environment report (`python -m albert_tf.info`, albert_tf/core/environment.py): it names
 every item a bug report needs, with the versions pip installed; it finds the known
 incompatibilities on made-up version data; the tested ranges are the ones pyproject.toml
-declares; and every driver's `--verbose_errors` trace ends with its short block, then the one
-`error:` line."""
+declares; and a `--verbose_errors` trace ends with its short block, then the one `error:` line
+(a driver's: tests/test_bad_input.py; a bug's and the converter's: here)."""
 
 from importlib import metadata
 import os
@@ -135,29 +135,8 @@ def test_the_short_block_lists_versions_and_problems():
     assert len(lines) == 2 + len(incompatibilities(env)) and len(lines) > 2
 
 
-def test_a_driver_verbose_trace_ends_with_the_block_then_the_error_line(tmp_path):
-    """A bad flag (no TensorFlow needed): traceback, the block, the one error line last."""
-    r = subprocess.run(
-        [
-            sys.executable,
-            os.path.join(ROOT, "create_pretraining_data.py"),
-            f"--input_file={ROOT}/tests/data/fixtures/corpus.txt",
-            f"--output_file={tmp_path / 'x.tfrecord'}",
-            f"--spm_model_file={ROOT}/tests/data/fixtures/spm.model",
-            "--masked_lm_prob=1.5",
-            "--verbose_errors",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-        env=dict(os.environ, PYTHONPATH=ROOT),
-    )
-    lines = r.stderr.strip().splitlines()
-    block = short_block().splitlines()
-    assert r.returncode == 2 and lines[-1].startswith("error: --masked_lm_prob")
-    assert lines[-1 - len(block) : -1] == block
-    assert any(ln.startswith("Traceback") for ln in lines[: -1 - len(block)])
+# A driver's --verbose_errors trace (traceback, the block, the one error line last):
+# test_bad_input.py's test_verbose_errors_keeps_the_traceback, one case of its runner process.
 
 
 def test_a_bug_under_verbose_errors_ends_with_the_block_too(capsys):

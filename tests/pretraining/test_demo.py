@@ -3,9 +3,12 @@
 import json
 import os
 
+import pytest
+from shared_runs import once_per_test_run
+
 from albert_tf.pretraining.demo import (
     DEMO,
-    build_demo_data,
+    demo_documents,
     pydoc_documents,
     run_demo,
     split_documents,
@@ -19,20 +22,31 @@ def test_pydoc_corpus_is_real_english_documents():
     assert sum(len(s.split()) for d in docs for s in d) > 50_000
 
 
-def test_demo_end_to_end_small(tmp_path):
-    out = tmp_path / "demo"
-    summary = run_demo(
-        str(out),
-        num_train_steps=20,
-        num_warmup_steps=2,
-        save_checkpoints_steps=10,
-        dupe_factor=1,
-        vocab_size=1000,
-        hidden_size=32,
-        intermediate_size=64,
-        embedding_size=16,
-        num_hidden_layers=2,
-    )
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    """(summary, output folder) of one shrunk demo run: the demo's data (its vocabulary and
+    held-out set; one dupe round of the training documents), a small model, 20 steps. Made
+    once per test run (the xdist workers share it)."""
+
+    def make(folder):
+        return run_demo(
+            str(folder / "demo"),
+            num_train_steps=20,
+            num_warmup_steps=2,
+            save_checkpoints_steps=10,
+            dupe_factor=1,  # training-set size does not change the held-out set
+            hidden_size=32,
+            intermediate_size=64,
+            embedding_size=16,
+            num_hidden_layers=2,
+        )
+
+    summary, folder = once_per_test_run(tmp_path_factory, "demo_run", make)
+    return summary, folder / "demo"
+
+
+def test_demo_end_to_end_small(demo_run):
+    summary, out = demo_run
     assert summary["held_out"]["global_step"] == 20
     for key in ("config", "spm_model", "plot"):
         assert os.path.exists(summary[key]), key
@@ -49,17 +63,21 @@ def test_demo_end_to_end_small(tmp_path):
     assert {"wall_minutes", "cpu_minutes", "load_average"} <= set(written)
 
 
-def test_demo_held_out_set_is_large_and_never_trained_on(tmp_path):
+def test_demo_held_out_set_is_large_and_never_trained_on(demo_run):
     """The demo's held-out SOP set: ≥1,000 evaluated examples from whole topics/modules that no
     training document comes from (and no held-out document's text is a training document)."""
-    opts = {**DEMO, "dupe_factor": 1}  # training-set size does not change the held-out set
-    data = build_demo_data(str(tmp_path), opts)
-    evaluated = data["eval_instances"] // DEMO["eval_batch_size"] * DEMO["eval_batch_size"]
-    assert evaluated >= 1000
-    assert data["sources"]["held_out"] and data["sources"]["train"]
-    assert not set(data["sources"]["held_out"]) & set(data["sources"]["train"])
-    train_docs = (tmp_path / "corpus_train.txt").read_text().split("\n\n")
-    held_docs = (tmp_path / "corpus_eval.txt").read_text().split("\n\n")
+    summary, out = demo_run
+    assert summary["held_out_examples"] >= 1000  # whole eval batches of the demo's size
+    assert summary["held_out_examples"] % DEMO["eval_batch_size"] == 0
+    assert summary["held_out_instances"] >= summary["held_out_examples"]
+    # the demo's split of its documents (build_demo_data's), the same the run held out
+    train, held = split_documents(demo_documents(), DEMO["held_out_percent"])
+    sources = {"train": {s for s, _ in train}, "held_out": {s for s, _ in held}}
+    assert sources["held_out"] and sources["train"]
+    assert len(sources["held_out"]) == summary["held_out_sources"]
+    assert not sources["held_out"] & sources["train"]
+    train_docs = (out / "corpus_train.txt").read_text().split("\n\n")
+    held_docs = (out / "corpus_eval.txt").read_text().split("\n\n")
     assert not {d.strip() for d in held_docs} & {d.strip() for d in train_docs}
 
 

@@ -12,7 +12,7 @@ import tensorflow as tf
 from albert_tf import AlbertConfig, AlbertPretrainer, load_original_checkpoint
 from albert_tf.engine.compiling import compile_for_training
 from albert_tf.engine.run_config import RunConfig
-from albert_tf.pretraining.pretrain import PretrainingOptions, pretrain
+from albert_tf.pretraining.pretrain import PretrainingOptions, make_evaluate_fn, pretrain
 
 ROOT = os.fspath(pathlib.Path(__file__).resolve().parents[2])
 
@@ -42,43 +42,6 @@ def options(fixtures_dir, out, **kw):
     )
     base.update(kw)
     return PretrainingOptions(**base)
-
-
-def test_pretraining_drives_mlm_and_sop_losses_down(fixtures_dir, tiny_config, tmp_path):
-    """300 steps on the 32 fixed fixture examples: a broken head, loss or optimizer fails this."""
-    config = tiny_config.replace(hidden_dropout_prob=0.0)
-    opts = options(
-        fixtures_dir,
-        tmp_path,
-        do_eval=True,
-        num_train_steps=300,
-        num_warmup_steps=20,
-        save_checkpoints_steps=150,
-        iterations_per_loop=50,
-        train_batch_size=32,
-        eval_batch_size=32,
-        max_eval_steps=1,
-        learning_rate=1e-3,
-        optimizer="adamw",
-        init_checkpoint=str(fixtures_dir / "albert_tiny" / "model.ckpt-best"),
-    )
-    model = AlbertPretrainer(config)
-    load_original_checkpoint(model, fixtures_dir / "albert_tiny" / "model.ckpt-best")
-    from albert_tf.pretraining.pretrain import make_evaluate_fn
-
-    model.compile()
-    before = make_evaluate_fn(opts, tf.distribute.get_strategy())(model)
-    after = pretrain(config, opts)
-    assert after["global_step"] == 300
-    assert after["masked_lm_loss"] < 0.5 * before["masked_lm_loss"], (before, after)
-    assert after["sentence_order_loss"] < 0.5 * before["sentence_order_loss"], (before, after)
-    assert after["masked_lm_accuracy"] > 0.3 and after["sentence_order_accuracy"] > 0.9
-    lines = (tmp_path / "eval_results.txt").read_text()
-    assert "masked_lm_accuracy = " in lines and "global_step = 300" in lines
-    best = AlbertPretrainer(config)
-    report = load_original_checkpoint(best, tmp_path / "model.ckpt-best")  # Google's format
-    assert report.missing == [] and len(report.loaded) == 32
-    assert any(f.startswith("events.out.tfevents") for f in os.listdir(tmp_path / "eval"))
 
 
 def test_resumes_from_last_checkpoint(fixtures_dir, tiny_config, tmp_path):
@@ -145,44 +108,66 @@ def test_eval_batch_beyond_the_records_is_refused_before_training(
         pretrain(tiny_config, eval_only)
 
 
-def test_run_pretraining_cli(fixtures_dir, tmp_path):
-    out = tmp_path / "run"
+def last_eval_block(path):
+    """{name: value} of the last block of a run's eval_results.txt (`name = value` lines)."""
+    block = path.read_text().strip().split("\n\n")[-1]
+    pairs = [line.split(" = ") for line in block.splitlines() if " = " in line]
+    return {k.strip(): float(v) for k, v in pairs}
+
+
+def test_run_pretraining_cli_drives_mlm_and_sop_losses_down(fixtures_dir, tiny_config, tmp_path):
+    """run_pretraining.py, 300 steps on the 32 fixed fixture examples from the tiny release
+    (dropout 0): a broken head, loss or optimizer fails this. The run also shows the driver's
+    files: an eval per checkpoint in eval_results.txt, TensorBoard events, and the best
+    checkpoint in Google's format."""
+    config = tiny_config.replace(hidden_dropout_prob=0.0)
+    config_file = tmp_path / "albert_config.json"
+    config_file.write_text(config.to_json_string())
+    out, init = tmp_path / "run", fixtures_dir / "albert_tiny" / "model.ckpt-best"
     cmd = [
         sys.executable,
         os.path.join(ROOT, "run_pretraining.py"),
-        f"--albert_config_file={fixtures_dir / 'albert_tiny' / 'albert_config.json'}",
+        f"--albert_config_file={config_file}",
         f"--input_file={fixtures_dir / 'pretraining.tfrecord'}",
         f"--output_dir={out}",
-        f"--init_checkpoint={fixtures_dir / 'albert_tiny' / 'model.ckpt-best'}",
+        f"--init_checkpoint={init}",
         "--max_seq_length=64",
         "--max_predictions_per_seq=10",
-        "--train_batch_size=8",
-        "--eval_batch_size=8",
-        "--num_train_steps=6",
-        "--num_warmup_steps=2",
-        "--save_checkpoints_steps=3",
-        "--iterations_per_loop=3",
-        "--max_eval_steps=2",
+        "--train_batch_size=32",
+        "--eval_batch_size=32",
+        "--num_train_steps=300",
+        "--num_warmup_steps=20",
+        "--save_checkpoints_steps=150",
+        "--iterations_per_loop=50",
+        "--max_eval_steps=1",
         "--do_eval",
         "--optimizer=adamw",
         "--learning_rate=1e-3",
+        "--seed=1",
+        "--log_every_steps=10",
     ]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
+    # the untrained model on the same eval batch, in this process
+    opts = options(fixtures_dir, out, eval_batch_size=32, max_eval_steps=1)
+    model = AlbertPretrainer(config)
+    load_original_checkpoint(model, init)
+    model.compile()
+    before = make_evaluate_fn(opts, tf.distribute.get_strategy())(model)
     text = (out / "eval_results.txt").read_text()
     assert text.count("global_step = ") == 2 and "sentence_order_accuracy" in text
-    assert (out / "model.ckpt-best.index").exists()
-    r = subprocess.run(
-        [
-            sys.executable,
-            os.path.join(ROOT, "run_pretraining.py"),
-            f"--input_file={fixtures_dir / 'pretraining.tfrecord'}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert r.returncode != 0 and "--albert_config_file is required" in r.stderr
+    assert "masked_lm_accuracy = " in text and "global_step = 300" in text
+    after = last_eval_block(out / "eval_results.txt")
+    assert after["global_step"] == 300
+    assert after["masked_lm_loss"] < 0.5 * before["masked_lm_loss"], (before, after)
+    assert after["sentence_order_loss"] < 0.5 * before["sentence_order_loss"], (before, after)
+    assert after["masked_lm_accuracy"] > 0.3 and after["sentence_order_accuracy"] > 0.9
+    best = AlbertPretrainer(config)
+    report = load_original_checkpoint(best, out / "model.ckpt-best")  # Google's format
+    assert report.missing == [] and len(report.loaded) == 32
+    assert any(f.startswith("events.out.tfevents") for f in os.listdir(out / "eval"))
+    # without --albert_config_file: test_bad_input.py's no_config case (one error line naming
+    # it, exit 2), run with the other bad-input cases in one process
 
 
 def test_eval_of_a_model_compiled_for_training_scores_every_batch(
@@ -193,7 +178,6 @@ def test_eval_of_a_model_compiled_for_training_scores_every_batch(
     exact metrics over all max_eval_steps batches."""
     from albert_tf.engine.optimizers import create_optimizer
     from albert_tf.pretraining.input import pretraining_dataset
-    from albert_tf.pretraining.pretrain import make_evaluate_fn
 
     opts = options(fixtures_dir, tmp_path, max_eval_steps=2)
     model = AlbertPretrainer(tiny_config)

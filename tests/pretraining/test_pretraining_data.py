@@ -569,16 +569,5 @@ def test_cli_end_to_end(tmp_path, corpora, spm):
     assert "instances/s" in proc.stderr and "masked_fraction" in proc.stderr
     records = _read(outs, 64, 10)
     assert len(records) > 0 and all(p.exists() for p in outs)
-    bad = subprocess.run(
-        cmd[:2]
-        + [
-            f"--output_file={outs[0]}",
-            f"--spm_model_file={spm}",
-            f"--input_file={tmp_path / 'missing.txt'}",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-    )
-    assert bad.returncode != 0 and "missing.txt" in bad.stderr
+    # a missing --input_file (exit 2, its name in the one error line): test_bad_input.py's
+    # input_missing case, run with the other bad-input cases in one process

@@ -4,6 +4,11 @@ and everything Python wrote to stderr (absl log lines included), written as JSON
 
     python bad_input_runner.py DRIVER.py CASES.json RESULTS.json
 CASES.json is a list of argv lists (without the program name).
+
+    python bad_input_runner.py BATCHES.json RESULTS.json
+runs several drivers' cases in the same one process: BATCHES.json maps each DRIVER.py to its
+argv lists, RESULTS.json maps it to its results. A driver's flags are removed after its cases
+(the next driver defines its own of the same names).
 """
 
 import contextlib
@@ -46,15 +51,35 @@ def run_case(module, driver, argv):
     return code, buf.getvalue()
 
 
-def main():
-    driver, cases_path, results_path = sys.argv[1:4]
+def run_driver(driver, cases):
+    """Every argv of `cases` through `driver`; the flags it defined are removed afterwards."""
+    from absl import flags
+
+    from albert_tf.drivers import cli  # noqa: F401  (its --verbose_errors stays defined)
+
+    before = set(flags.FLAGS)
     module = load_driver(driver)
-    with open(cases_path, encoding="utf-8") as f:
-        cases = json.load(f)
     results = []
     for argv in cases:
         code, stderr = run_case(module, driver, argv)
         results.append({"argv": argv, "code": code, "stderr": stderr})
+    flags.FLAGS.unparse_flags()
+    for name in set(flags.FLAGS) - before:
+        if name in flags.FLAGS:  # a short name went with its flag
+            delattr(flags.FLAGS, name)
+    return results
+
+
+def main():
+    if len(sys.argv) == 3:
+        batches_path, results_path = sys.argv[1:3]
+        with open(batches_path, encoding="utf-8") as f:
+            batches = json.load(f)
+        results = {driver: run_driver(driver, cases) for driver, cases in batches.items()}
+    else:
+        driver, cases_path, results_path = sys.argv[1:4]
+        with open(cases_path, encoding="utf-8") as f:
+            results = run_driver(driver, json.load(f))
     with open(results_path, "w", encoding="utf-8") as f:
         json.dump(results, f)
 
