@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 import pytest
+from shared_runs import copy_run_at_step
 import tensorflow as tf
 
 from albert_tf import AlbertConfig
@@ -82,15 +83,6 @@ def trained_and_evaluated(glue, fixtures_dir, tmp_path_factory):
     return _run_at_ipl(glue, fixtures_dir, folder, do_train=True, do_eval=True, log_every_steps=2)
 
 
-def _copy_at_step_2(trained_out, out):
-    """A copy of a finished 4-step training folder as it was after its step-2 checkpoint."""
-    shutil.copytree(trained_out, out)
-    for f in os.listdir(out):
-        if f.startswith(("ckpt-4", "checkpoint")):
-            os.remove(out / f)
-    tf.compat.v1.train.update_checkpoint_state(str(out), "ckpt-2", ["ckpt-2"])
-
-
 # The combinations whose run (default options, ipl 2) a shared fixture makes.
 SHARED_RUNS = {(True, False, False): "trained", (True, True, False): "trained_and_evaluated"}
 
@@ -131,7 +123,7 @@ def test_resume_equals_unbroken_run(glue, trained, fixtures_dir, tmp_path):
     (the consumed batches skipped, the dropout seed state restored)."""
     config, task = glue
     unbroken = trained[1][0]
-    _copy_at_step_2(unbroken, tmp_path / "b")
+    copy_run_at_step(unbroken, tmp_path / "b", 2)
     run_glue(
         config, task, _opts(fixtures_dir, tmp_path / "b", iterations_per_loop=1), do_train=True
     )
@@ -174,7 +166,7 @@ def test_non_finite_loss_stops_at_its_step_and_keeps_the_last_good_checkpoint(
 ):
     config, task = glue
     out = tmp_path / "out"
-    _copy_at_step_2(trained[1][0], out)  # a training run's folder after its step-2 checkpoint
+    copy_run_at_step(trained[1][0], out, 2)  # a training run's folder after its step-2 checkpoint
     # resumed at step 2 towards 6 with a learning rate that overflows the weights at step 3
     with pytest.raises(NonFiniteLossError) as err:
         run_glue(
