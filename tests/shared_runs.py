@@ -5,6 +5,7 @@ import fcntl
 import json
 import os
 import pathlib
+import re
 import sys
 
 ROOT = os.fspath(pathlib.Path(__file__).resolve().parents[1])
@@ -86,3 +87,25 @@ def tiny_classifier_command(fixtures_dir, data_dir, out, cache, *extra, steps=6)
         "--seed=7",
         *extra,
     ]
+
+
+def copy_run_at_step(run_dir, out, step):
+    """A copy of a finished training run's folder as it was right after its checkpoint `step`:
+    the later checkpoints' files gone, the checkpoint state naming ckpt-<step> alone (a test that
+    goes on from a run shares it, not a run of its own).
+
+    Args:
+        run_dir: pathlib.Path. The finished run's --output_dir (TensorFlow checkpoints).
+        out: pathlib.Path. The new folder (must not exist).
+        step: int. The checkpoint the copy ends at.
+    """
+    import shutil
+
+    import tensorflow as tf
+
+    shutil.copytree(run_dir, out)
+    for name in os.listdir(out):
+        number = re.match(r"ckpt-(\d+)\.", name)
+        if name == "checkpoint" or (number and int(number.group(1)) > step):
+            os.remove(out / name)
+    tf.compat.v1.train.update_checkpoint_state(str(out), f"ckpt-{step}", [f"ckpt-{step}"])

@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 import pytest
+from shared_runs import copy_run_at_step
 import tensorflow as tf
 
 from albert_tf import AlbertConfig
@@ -52,22 +53,63 @@ def _opts(fixtures_dir, out, **kw):
     return FineTuningOptions(**base)
 
 
-@pytest.mark.parametrize("do_train,do_eval,do_predict", COMBINATIONS)
-def test_every_flag_combination(glue, fixtures_dir, tmp_path, do_train, do_eval, do_predict):
-    """From Google's checkpoint (init_checkpoint) and, for the runs without training, also from
-    the object checkpoints of a previous training run in the same output_dir."""
+def _run_at_ipl(glue, fixtures_dir, folder, **flags):
+    """{iterations_per_loop: (output_dir, results)} of one run_glue call per ipl (1 and 2) with
+    the default options (4 steps, a checkpoint every 2) and `flags` (do_* and option overrides)."""
     config, task = glue
-    out = tmp_path / "out"
-    if not do_train:  # a previous training run without eval leaves only object checkpoints
-        run_glue(config, task, _opts(fixtures_dir, out), do_train=True)
-    results = run_glue(
-        config,
-        task,
-        _opts(fixtures_dir, out),
-        do_train=do_train,
-        do_eval=do_eval,
-        do_predict=do_predict,
-    )
+    runs = {}
+    for ipl in (1, 2):
+        options = {k: v for k, v in flags.items() if not k.startswith("do_")}
+        do = {k: v for k, v in flags.items() if k.startswith("do_")}
+        out = folder / f"ipl{ipl}"
+        opts = _opts(fixtures_dir, out, iterations_per_loop=ipl, **options)
+        runs[ipl] = out, run_glue(config, task, opts, **do)
+    return runs
+
+
+@pytest.fixture(scope="module")
+def trained(glue, fixtures_dir, tmp_path_factory):
+    """Training-only runs, one per iterations_per_loop: the do_train-only combination, the runs
+    that iterations_per_loop must not change, and the start of the tests that go on from one
+    (each in its own copy of the folder)."""
+    return _run_at_ipl(glue, fixtures_dir, tmp_path_factory.mktemp("trained"), do_train=True)
+
+
+@pytest.fixture(scope="module")
+def trained_and_evaluated(glue, fixtures_dir, tmp_path_factory):
+    """do_train + do_eval runs logging every 2 steps, one per iterations_per_loop: the
+    TensorBoard test's runs, and the do_train + do_eval combination (ipl 2)."""
+    folder = tmp_path_factory.mktemp("evaluated")
+    return _run_at_ipl(glue, fixtures_dir, folder, do_train=True, do_eval=True, log_every_steps=2)
+
+
+# The combinations whose run (default options, ipl 2) a shared fixture makes.
+SHARED_RUNS = {(True, False, False): "trained", (True, True, False): "trained_and_evaluated"}
+
+
+@pytest.mark.parametrize("do_train,do_eval,do_predict", COMBINATIONS)
+def test_every_flag_combination(
+    glue, fixtures_dir, tmp_path, request, do_train, do_eval, do_predict
+):
+    """From Google's checkpoint (init_checkpoint) and, for the runs without training, also from
+    the object checkpoints of a previous training run in the same output_dir (a copy of the
+    shared training-only run)."""
+    config, task = glue
+    combination = (do_train, do_eval, do_predict)
+    if combination in SHARED_RUNS:
+        out, results = request.getfixturevalue(SHARED_RUNS[combination])[2]
+    else:
+        out = tmp_path / "out"
+        if not do_train:  # a previous training run without eval leaves only object checkpoints
+            shutil.copytree(request.getfixturevalue("trained")[2][0], out)
+        results = run_glue(
+            config,
+            task,
+            _opts(fixtures_dir, out),
+            do_train=do_train,
+            do_eval=do_eval,
+            do_predict=do_predict,
+        )
     assert ("accuracy" in results) == do_eval
     if do_predict:
         assert (out / "MRPC.tsv").exists() and (out / "test_results.tsv").exists()
@@ -76,38 +118,24 @@ def test_every_flag_combination(glue, fixtures_dir, tmp_path, do_train, do_eval,
     assert not (out / LOCK_FILE).exists()
 
 
-def test_resume_equals_unbroken_run(glue, fixtures_dir, tmp_path):
+def test_resume_equals_unbroken_run(glue, trained, fixtures_dir, tmp_path):
     """A run restarted from its step-2 checkpoint ends bit for bit where an unbroken run ends
     (the consumed batches skipped, the dropout seed state restored)."""
     config, task = glue
-    run_glue(
-        config, task, _opts(fixtures_dir, tmp_path / "a", iterations_per_loop=1), do_train=True
-    )
-    shutil.copytree(tmp_path / "a", tmp_path / "b")
-    for f in os.listdir(tmp_path / "b"):
-        if f.startswith(("ckpt-4", "checkpoint")):
-            os.remove(tmp_path / "b" / f)
-    tf.compat.v1.train.update_checkpoint_state(str(tmp_path / "b"), "ckpt-2", ["ckpt-2"])
+    unbroken = trained[1][0]
+    copy_run_at_step(unbroken, tmp_path / "b", 2)
     run_glue(
         config, task, _opts(fixtures_dir, tmp_path / "b", iterations_per_loop=1), do_train=True
     )
-    a, b = (tf.train.load_checkpoint(str(tmp_path / d / "ckpt-4")) for d in "ab")
+    a, b = (tf.train.load_checkpoint(str(d / "ckpt-4")) for d in (unbroken, tmp_path / "b"))
     names = [n for n in a.get_variable_to_shape_map() if "CHECKPOINTABLE" not in n]
     assert any("seed_states" in n for n in names) and len(names) > 50
     for n in names:
         np.testing.assert_allclose(b.get_tensor(n), a.get_tensor(n), atol=1e-6, rtol=0, err_msg=n)
 
 
-def test_iterations_per_loop_does_not_change_training(glue, fixtures_dir, tmp_path):
-    config, task = glue
-    for ipl in (1, 2):
-        run_glue(
-            config,
-            task,
-            _opts(fixtures_dir, tmp_path / str(ipl), iterations_per_loop=ipl),
-            do_train=True,
-        )
-    a, b = (tf.train.load_checkpoint(str(tmp_path / d / "ckpt-4")) for d in "12")
+def test_iterations_per_loop_does_not_change_training(trained):
+    a, b = (tf.train.load_checkpoint(str(trained[ipl][0] / "ckpt-4")) for ipl in (1, 2))
     for n in a.get_variable_to_shape_map():
         if "CHECKPOINTABLE" not in n:
             np.testing.assert_allclose(b.get_tensor(n), a.get_tensor(n), atol=1e-6, err_msg=n)
@@ -134,11 +162,11 @@ def test_live_lock_refuses_and_stale_lock_is_taken_over(glue, fixtures_dir, tmp_
 
 @pytest.mark.parametrize("ipl", [1, 2])
 def test_non_finite_loss_stops_at_its_step_and_keeps_the_last_good_checkpoint(
-    glue, fixtures_dir, tmp_path, ipl
+    glue, trained, fixtures_dir, tmp_path, ipl
 ):
     config, task = glue
     out = tmp_path / "out"
-    run_glue(config, task, _opts(fixtures_dir, out, train_step=2), do_train=True)
+    copy_run_at_step(trained[1][0], out, 2)  # a training run's folder after its step-2 checkpoint
     # resumed at step 2 towards 6 with a learning rate that overflows the weights at step 3
     with pytest.raises(NonFiniteLossError) as err:
         run_glue(
@@ -174,16 +202,8 @@ def _scalars(folder):
 
 
 @pytest.mark.parametrize("ipl", [1, 2])
-def test_tensorboard_scalars_at_any_iterations_per_loop(glue, fixtures_dir, tmp_path, ipl):
-    config, task = glue
-    out = tmp_path / "out"
-    run_glue(
-        config,
-        task,
-        _opts(fixtures_dir, out, iterations_per_loop=ipl, log_every_steps=2),
-        do_train=True,
-        do_eval=True,
-    )
+def test_tensorboard_scalars_at_any_iterations_per_loop(trained_and_evaluated, ipl):
+    out = trained_and_evaluated[ipl][0]
     train = _scalars(out / "train")
     for tag in ("loss", "learning_rate", "steps_per_second", "examples_per_second"):
         assert train.get(tag) == [2, 4], (tag, train)

@@ -13,7 +13,7 @@ import sys
 
 from absl import logging
 import pytest
-from shared_runs import tiny_mrpc_flags
+from shared_runs import copy_run_at_step, tiny_mrpc_flags
 import tensorflow as tf
 
 from albert_tf import AlbertConfig
@@ -69,12 +69,21 @@ def _step_of(path):
     )
 
 
+@pytest.fixture(scope="module")
+def trained(glue, fixtures_dir, tmp_path_factory):
+    """One 4-step training run (checkpoints 2 and 4) that the checkpoint tests copy and break."""
+    config, task = glue
+    out = tmp_path_factory.mktemp("trained") / "out"
+    run_glue(config, task, _opts(fixtures_dir, out), do_train=True)
+    return out
+
+
 def test_truncated_latest_checkpoint_falls_back_to_the_previous_one(
-    glue, fixtures_dir, tmp_path, caplog
+    glue, trained, fixtures_dir, tmp_path, caplog
 ):
     config, task = glue
     out = tmp_path / "out"
-    run_glue(config, task, _opts(fixtures_dir, out), do_train=True)
+    shutil.copytree(trained, out)
     data = out / "ckpt-4.data-00000-of-00001"
     data.write_bytes(data.read_bytes()[: data.stat().st_size // 2])  # a half-written upload
     with caplog.at_level(logging.WARNING):
@@ -89,10 +98,10 @@ def test_truncated_latest_checkpoint_falls_back_to_the_previous_one(
     assert result is not None
 
 
-def test_every_checkpoint_broken_is_an_error_not_step_0(glue, fixtures_dir, tmp_path):
+def test_every_checkpoint_broken_is_an_error_not_step_0(glue, trained, fixtures_dir, tmp_path):
     config, task = glue
     out = tmp_path / "out"
-    run_glue(config, task, _opts(fixtures_dir, out, train_step=2), do_train=True)
+    copy_run_at_step(trained, out, 2)  # the run's folder after its step-2 checkpoint
     (out / "ckpt-2.data-00000-of-00001").write_bytes(b"")
     with pytest.raises(
         TrainingError, match=r"no checkpoint in .* can be restored: .*ckpt-2"
