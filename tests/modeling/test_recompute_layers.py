@@ -105,7 +105,7 @@ def test_same_gradients_under_xla(fixtures_dir):
     """The whole-loop recompute (custom gradient, seed-state assigns, data dependencies) compiles
     under jit_compile and gives the compiled no-recompute path's loss and gradients, dropout on."""
     features = _features()
-    models = _models(fixtures_dir, features, inner_group_num=2)
+    models = _models(fixtures_dir, features, inner_group_num=2, num_hidden_layers=2)
 
     def compiled(model):
         @tf.function(jit_compile=True)
