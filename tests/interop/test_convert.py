@@ -2,8 +2,6 @@
 the same through Python (`albert_tf.convert_model`)."""
 
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -14,22 +12,17 @@ from albert_tf.formats.tf1 import read_original_checkpoint
 from albert_tf.interop.model_files import detect_format
 
 
-def _cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "albert_tf.convert", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
 def test_cli_tf1_to_huggingface_and_back_is_bit_exact(tmp_path, fixtures_dir, capsys):
+    """The command line's argv through `convert.main` in this process (what it prints
+    captured); `python -m albert_tf.convert` as a process of its own is
+    tests/formats/test_checkpoints.py's test_convert_cli, on both backends."""
     tiny = fixtures_dir / "albert_tiny"
-    r = _cli(
-        "--input", str(tiny), "--output", str(tmp_path / "hf"), "--output_format", "huggingface"
+    code = main(
+        ["--input", str(tiny), "--output", str(tmp_path / "hf"), "--output_format", "huggingface"]
     )
-    assert r.returncode == 0, r.stderr
-    assert "loaded 32 variables" in r.stdout and "wrote " + str(tmp_path / "hf") in r.stdout
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    assert "loaded 32 variables" in printed.out and "wrote " + str(tmp_path / "hf") in printed.out
     assert (tmp_path / "hf" / "spiece.model").read_bytes() == (
         tiny / "30k-clean.model"
     ).read_bytes()

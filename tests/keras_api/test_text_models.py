@@ -65,6 +65,19 @@ def classifier():
     )
 
 
+@pytest.fixture(scope="module")
+def multiple_choice():
+    """At the default lengths (64, the release's positions, and the qa length cut in proportion),
+    shared: one load and one traced predict for the tests that read it."""
+    return AlbertTextMultipleChoice.from_pretrained(RELEASE)
+
+
+@pytest.fixture(scope="module")
+def span_extractor():
+    """At the default sequence length (64) with the query and answer lengths set, shared."""
+    return AlbertTextSpanExtractor.from_pretrained(RELEASE, max_query_length=8, max_answer_length=5)
+
+
 @pytest.mark.backends
 def test_from_pretrained_equals_the_original_encoder(classifier):
     """Padding-free (the text models' default): Google's outputs at real positions, zeros at
@@ -103,11 +116,13 @@ def test_raw_strings_give_the_logits_of_the_glue_features(classifier, mrpc, enco
 
 
 @pytest.mark.backends
-def test_raw_strings_give_the_logits_of_the_race_features(race, encoder):
+def test_raw_strings_give_the_logits_of_the_race_features(multiple_choice, race, encoder):
     x, _, examples = race
-    model = AlbertTextMultipleChoice.from_pretrained(RELEASE, sequence_length=40, max_qa_length=12)
+    model = multiple_choice
     got = model.predict(x, batch_size=4, verbose=0)
-    records = [encode_race_example(e, encoder, 40, 12) for e in examples]
+    lengths = model.preprocessor.sequence_length, model.preprocessor.max_qa_length
+    assert lengths[1] < lengths[0]  # the question-option text is cut
+    records = [encode_race_example(e, encoder, *lengths) for e in examples]
     features = {k: np.array([r[k] for r in records], np.int32) for k in KEYS}
     want = np.asarray(model(features, training=False)["logits"])
     np.testing.assert_allclose(got["logits"], want, atol=1e-5)
@@ -153,9 +168,11 @@ def test_fit_on_a_list_a_pandas_column_and_tf_data_with_default_compile(mrpc):
 @pytest.mark.backends
 def test_fit_evaluate_predict_on_raw_strings_with_a_keras_optimizer(mrpc):
     """Raw strings are tokenized in tf.data on the host, and the model trains on the features
-    on any backend (here with a Keras optimizer)."""
+    on any backend (here with a Keras optimizer). At from_pretrained's default length (the
+    release's 64 positions): the first fit at the default length works."""
     df, _ = mrpc
-    model = AlbertTextClassifier.from_pretrained(RELEASE, num_labels=2, sequence_length=24)
+    model = AlbertTextClassifier.from_pretrained(RELEASE, num_labels=2)
+    assert model.preprocessor.sequence_length == 64
     model.compile(optimizer=keras.optimizers.Adam(1e-3))
     watched = [
         model.classifier.output_weights,
@@ -259,8 +276,9 @@ def test_raw_text_savedmodel_serves_strings(tmp_path, classifier, mrpc):
 
 
 @pytest.mark.backends
-def test_span_extractor_predicts_answer_text_and_offsets(encoder):
-    model = AlbertTextSpanExtractor.from_pretrained(RELEASE, sequence_length=40, max_query_length=8)
+def test_span_extractor_predicts_answer_text_and_offsets(span_extractor, encoder):
+    model = span_extractor
+    length = model.preprocessor.sequence_length
     x = {
         "question": ["Who likes apples?", "Empty?"],
         "context": ["Rose  and Paul like THE apples very much, said Jenny.", ""],
@@ -274,7 +292,7 @@ def test_span_extractor_predicts_answer_text_and_offsets(encoder):
     offset = int(ids["context_offset"][0])
     pieces = encoder.tokenize(x["context"][0])
     k = pieces.index("▁the")
-    logits = np.full((2, 40), -10.0, np.float32)
+    logits = np.full((2, length), -10.0, np.float32)
     logits[0, offset + k] = 10.0
     fake = {
         "start_logits": logits,
@@ -288,12 +306,11 @@ def test_span_extractor_predicts_answer_text_and_offsets(encoder):
 
 
 @pytest.mark.backends
-def test_multiple_choice_and_span_keras_files_round_trip(tmp_path, race):
+def test_multiple_choice_and_span_keras_files_round_trip(
+    tmp_path, race, multiple_choice, span_extractor
+):
     x, _, _ = race
-    mc = AlbertTextMultipleChoice.from_pretrained(RELEASE, sequence_length=24, max_qa_length=8)
-    span = AlbertTextSpanExtractor.from_pretrained(
-        RELEASE, sequence_length=24, max_query_length=6, max_answer_length=5
-    )
+    mc, span = multiple_choice, span_extractor
     inputs = [
         {k: tf.constant(v[:2]) for k, v in x.items()},
         {"question": tf.constant(x["question"][:2]), "context": tf.constant(x["article"][:2])},
@@ -306,7 +323,7 @@ def test_multiple_choice_and_span_keras_files_round_trip(tmp_path, race):
         want, got = model(x_model), loaded(x_model)
         for key in want:
             np.testing.assert_allclose(got[key], want[key], atol=1e-6)
-    assert loaded.max_answer_length == 5 and loaded.preprocessor.max_query_length == 6
+    assert loaded.max_answer_length == 5 and loaded.preprocessor.max_query_length == 8
 
 
 @pytest.mark.backends
@@ -323,21 +340,25 @@ def test_strings_without_a_preprocessor_fail_clearly():
 @pytest.mark.parametrize(
     "cls", ["AlbertTextClassifier", "AlbertTextMultipleChoice", "AlbertTextSpanExtractor"]
 )
-def test_default_lengths_fit_the_release_and_too_long_fails_at_construction(cls):
+def test_default_lengths_fit_the_release_and_too_long_fails_at_construction(cls, request):
     """albert_tiny has 64 positions: from_pretrained's default length is 64 (not 128 / 512 /
     384), the other lengths cut in proportion, and the first fit works; an explicit length
-    over 64 fails when the model is built, in one line, not deep inside Keras."""
+    over 64 fails when the model is built, in one line, not deep inside Keras. (The multiple
+    choice and span models at the default length are the module's shared ones; the
+    classifier's first fit at the default length is
+    test_fit_evaluate_predict_on_raw_strings_with_a_keras_optimizer's.)"""
     import albert_tf
     from albert_tf.core.errors import InputError
 
     model_cls = getattr(albert_tf, cls)
-    model = model_cls.from_pretrained(RELEASE)
+    if cls == "AlbertTextClassifier":
+        model = model_cls.from_pretrained(RELEASE)
+    else:
+        fixture = "multiple_choice" if cls == "AlbertTextMultipleChoice" else "span_extractor"
+        model = request.getfixturevalue(fixture)
     assert model.preprocessor.sequence_length == 64
     with pytest.raises(
         InputError, match="sequence_length 65 exceeds the model's max_position_embeddings 64"
     ) as err:
         model_cls.from_pretrained(RELEASE, sequence_length=65)
     assert "\n" not in str(err.value)
-    if cls == "AlbertTextClassifier":
-        model.compile()
-        model.fit(["a b c", "d e f"], np.array([0, 1]), epochs=1, batch_size=2, verbose=0)

@@ -186,7 +186,9 @@ def test_finetuning_engine_builds_padding_free_models_unless_told_not(fixtures_d
 
 def test_recompute_with_dropout_gives_the_same_gradients_padding_free(fixtures_dir):
     """recompute_grad's backward pass redraws each block's dropout masks on the rows [N, H]."""
-    config = _config(fixtures_dir, hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1)
+    config = _config(  # 2 layers: the one group's block recomputed twice, quick
+        fixtures_dir, hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1, num_hidden_layers=2
+    )
     x, labels = _features(), tf.constant([0, 1, 2, 1])
     results = []
     for recompute in (False, True):

@@ -65,12 +65,20 @@ def _assert_same(models, features, tol, step=None):
 
 
 @pytest.mark.parametrize(
-    "sharing,groups,inner", [("all", 2, 1), ("attention", 2, 2), ("ffn", 1, 1), ("none", 1, 2)]
+    "sharing,groups,inner,layers",
+    # 4 layers where 2 groups must each be read by several layers; "none" shares nothing
+    # across layers, so 2 layers of 2 inner groups carry its case
+    [("all", 2, 1, 4), ("attention", 2, 2, 4), ("ffn", 1, 1, 4), ("none", 1, 2, 2)],
 )
-def test_same_gradients_across_sharing_and_groups(fixtures_dir, sharing, groups, inner):
+def test_same_gradients_across_sharing_and_groups(fixtures_dir, sharing, groups, inner, layers):
     features = _features()
     models = _models(
-        fixtures_dir, features, sharing=sharing, num_hidden_groups=groups, inner_group_num=inner
+        fixtures_dir,
+        features,
+        sharing=sharing,
+        num_hidden_groups=groups,
+        inner_group_num=inner,
+        num_hidden_layers=layers,
     )
     _assert_same(models, features, 1e-5)
 
@@ -79,7 +87,8 @@ def test_same_gradients_under_mixed_bfloat16(fixtures_dir):
     features = _features()
     keras.mixed_precision.set_global_policy("mixed_bfloat16")
     try:
-        models = _models(fixtures_dir, features, inner_group_num=2)
+        # one group of 2 inner blocks read by 2 layers: shared, recomputed, in bfloat16
+        models = _models(fixtures_dir, features, inner_group_num=2, num_hidden_layers=2)
         assert models[1].albert.encoder.attention_sublayers[0].compute_dtype == "bfloat16"
         _assert_same(models, features, 2e-2)
     finally:
@@ -105,7 +114,7 @@ def test_same_gradients_under_xla(fixtures_dir):
     """The whole-loop recompute (custom gradient, seed-state assigns, data dependencies) compiles
     under jit_compile and gives the compiled no-recompute path's loss and gradients, dropout on."""
     features = _features()
-    models = _models(fixtures_dir, features, inner_group_num=2)
+    models = _models(fixtures_dir, features, inner_group_num=2, num_hidden_layers=2)
 
     def compiled(model):
         @tf.function(jit_compile=True)
