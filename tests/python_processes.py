@@ -321,7 +321,7 @@ class ForkedProcess:
     """
 
     def __init__(self, args, stdin=None, stdout=None, stderr=None, env=None, cwd=None, **kw):
-        self.args, self.returncode = args, None
+        self.args, self.returncode, self._chunks = args, None, {}
         self.text = bool(kw.get("text") or kw.get("universal_newlines") or kw.get("encoding"))
         self.encoding, self.errors = kw.get("encoding") or "utf-8", kw.get("errors") or "strict"
         env = dict(os.environ if env is None else env)
@@ -376,16 +376,16 @@ class ForkedProcess:
     def communicate(self, input=None, timeout=None):
         """Writes `input`, reads stdout and stderr to their end, waits; (stdout, stderr)."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        chunks = {}
+        chunks = self._chunks  # kept across a TimeoutExpired, as subprocess does
         with selectors.DefaultSelector() as selector:
-            if self.stdin is not None:
+            if self.stdin is not None and not self.stdin.closed:
                 data = input or b""
                 data = data.encode(self.encoding, self.errors) if isinstance(data, str) else data
                 self.stdin.flush()
                 selector.register(self.stdin.fileno(), selectors.EVENT_WRITE, memoryview(data))
             for stream in (self.stdout, self.stderr):
-                if stream is not None:
-                    chunks[stream] = []
+                if stream is not None and not stream.closed:
+                    chunks.setdefault(stream, [])
                     selector.register(stream.fileno(), selectors.EVENT_READ, stream)
             while selector.get_map():
                 left = None if deadline is None else deadline - time.monotonic()
