@@ -16,6 +16,7 @@ import subprocess
 import sys
 
 import pytest
+import python_processes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNNER = os.path.join(ROOT, "tests", "scripts", "bad_input_runner.py")
@@ -521,7 +522,7 @@ def run_batch(driver, cases, base, tmp_path):
     before = [snapshot(w) for w in watched[:-1]]
     cases_file, results_file = tmp_path / "cases.json", tmp_path / "results.json"
     cases_file.write_text(json.dumps(argvs))
-    r = subprocess.run(
+    r = python_processes.run(
         [sys.executable, RUNNER, os.path.join(ROOT, driver), str(cases_file), str(results_file)],
         capture_output=True,
         text=True,

@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 import pytest
+import python_processes
 import ramfs
 import tensorflow as tf
 
@@ -40,7 +41,7 @@ def run_on_bucket(tmp_path, driver, uploads, cases, trees=(), texts=(), sha256=(
             }
         )
     )
-    proc = subprocess.run(
+    proc = python_processes.run(
         [sys.executable, str(RUNNER), str(plan), str(results)],
         cwd=cwd,
         capture_output=True,

@@ -2,11 +2,11 @@
 the same through Python (`albert_tf.convert_model`)."""
 
 import shutil
-import subprocess
 import sys
 
 import numpy as np
 import pytest
+import python_processes
 
 from albert_tf import AlbertModel, AlbertPretrainer, convert_model
 from albert_tf.convert import main
@@ -15,7 +15,7 @@ from albert_tf.interop.model_files import detect_format
 
 
 def _cli(*args):
-    return subprocess.run(
+    return python_processes.run(
         [sys.executable, "-m", "albert_tf.convert", *args],
         capture_output=True,
         text=True,

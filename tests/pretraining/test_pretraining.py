@@ -2,11 +2,11 @@
 
 import os
 import pathlib
-import subprocess
 import sys
 
 import numpy as np
 import pytest
+import python_processes
 import tensorflow as tf
 
 from albert_tf import AlbertConfig, AlbertPretrainer, load_original_checkpoint
@@ -167,12 +167,12 @@ def test_run_pretraining_cli(fixtures_dir, tmp_path):
         "--optimizer=adamw",
         "--learning_rate=1e-3",
     ]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    r = python_processes.run(cmd, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     text = (out / "eval_results.txt").read_text()
     assert text.count("global_step = ") == 2 and "sentence_order_accuracy" in text
     assert (out / "model.ckpt-best.index").exists()
-    r = subprocess.run(
+    r = python_processes.run(
         [
             sys.executable,
             os.path.join(ROOT, "run_pretraining.py"),

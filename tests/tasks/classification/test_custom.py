@@ -4,11 +4,11 @@ run_classifier.py end to end, the label file of a run, the reader and its errors
 import csv
 import json
 import pathlib
-import subprocess
 import sys
 
 import numpy as np
 import pytest
+import python_processes
 
 from albert_tf.core.errors import InputError
 from albert_tf.tasks.classification import custom
@@ -222,7 +222,7 @@ def test_run_classifier_on_own_files(own_data, fixtures_dir, tmp_path):
         ),
     ]
     (tmp_path / "cases.json").write_text(json.dumps([[str(a) for a in r] for r in runs]))
-    r = subprocess.run(
+    r = python_processes.run(
         [
             sys.executable,
             str(RUNNER),

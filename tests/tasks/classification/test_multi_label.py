@@ -5,11 +5,11 @@ scikit-learn's), its export, and AlbertTextClassifier(multi_label=True)."""
 import json
 import pathlib
 import random
-import subprocess
 import sys
 
 import numpy as np
 import pytest
+import python_processes
 
 from albert_tf.tasks.metrics import best_threshold, multilabel_scores
 
@@ -82,7 +82,7 @@ def test_run_classifier_multi_label(fixtures_dir, tmp_path):
         "--do_eval",
         "--do_predict",
     ]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    r = python_processes.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
     assert json.loads((out / "labels.json").read_text())["labels"] == ["music", "sports", "tech"]
     results = dict(

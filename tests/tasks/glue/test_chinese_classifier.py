@@ -5,10 +5,10 @@ gives the Python path's probabilities."""
 import csv
 import pathlib
 import random
-import subprocess
 import sys
 
 import numpy as np
+import python_processes
 import tensorflow as tf
 
 from albert_tf import AlbertConfig, load_original_checkpoint, load_saved_model
@@ -62,7 +62,7 @@ def test_run_classifier_chinese_from_a_brightmart_checkpoint(fixtures_dir, tmp_p
         "--do_eval",
         "--do_predict",
     ]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    r = python_processes.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "accuracy = " in (out / "eval_results.txt").read_text()
     from albert_tf.text.encoding import TextEncoder

@@ -3,12 +3,12 @@
 import os
 import pathlib
 import random
-import subprocess
 import sys
 
 import keras
 import numpy as np
 import pytest
+import python_processes
 import tensorflow as tf
 
 from albert_tf import AlbertConfig, load_original_checkpoint
@@ -51,7 +51,7 @@ def test_run_classifier_end_to_end_and_saved_model(fixtures_dir, data_dir, tmp_p
         "--do_predict",
         "--learning_rate=1e-4",
     ]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    r = python_processes.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
     results = (out / "eval_results.txt").read_text()
     assert results.count("global_step = ") == 2 and "f1 = " in results and "accuracy = " in results

@@ -5,10 +5,10 @@ bad NER input is one line with exit code 2."""
 import json
 import pathlib
 import random
-import subprocess
 import sys
 
 import pytest
+import python_processes
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 # words the fixture's SentencePiece model keeps whole (one piece each): the label sits on a
@@ -76,7 +76,7 @@ def _cmd(fixtures_dir, data, out, *extra):
 def test_run_ner_end_to_end(fixtures_dir, ner_data, tmp_path):
     seqeval = pytest.importorskip("seqeval.metrics")
     out, export = tmp_path / "out", tmp_path / "export"
-    r = subprocess.run(
+    r = python_processes.run(
         _cmd(
             fixtures_dir,
             ner_data,
@@ -146,7 +146,7 @@ def test_bad_ner_files_are_one_line(fixtures_dir, tmp_path, content, dev, messag
     if dev:
         (data / "dev.txt").write_text(dev)
     out = tmp_path / "out"
-    r = subprocess.run(
+    r = python_processes.run(
         _cmd(
             fixtures_dir,
             data,
@@ -209,7 +209,7 @@ def test_run_ner_chinese_characters_with_a_wordpiece_vocabulary(fixtures_dir, tm
         "--do_predict",
         f"--export_dir={tmp_path / 'export'}",
     ]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    r = python_processes.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
     blocks = [
         b

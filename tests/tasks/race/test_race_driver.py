@@ -10,6 +10,8 @@ import shutil
 import subprocess
 import sys
 
+import python_processes
+
 from albert_tf import AlbertConfig
 from albert_tf.engine.finetuning import run_finetuning
 from albert_tf.engine.finetuning_options import FineTuningOptions
@@ -51,7 +53,7 @@ def test_run_race_end_to_end(fixtures_dir, data_dir, tmp_path):
         "--learning_rate=1e-4",
         f"--export_dir={tmp_path / 'export'}",
     ]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    r = python_processes.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
     text = (out / "eval_results.txt").read_text()
     assert "middle_accuracy = " in text and "high_accuracy = " in text

@@ -6,9 +6,9 @@ exports, and the export answers what the Python path answers."""
 import json
 import pathlib
 import random
-import subprocess
 import sys
 
+import python_processes
 import tensorflow as tf
 
 from albert_tf.tasks.squad.alignment import tokenize_paragraph
@@ -107,7 +107,7 @@ def test_run_squad_with_a_wordpiece_vocabulary(fixtures_dir, tmp_path):
         "--do_predict",
         f"--export_dir={tmp_path / 'export'}",
     ]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    r = python_processes.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
     nbest = json.loads((out / "nbest_predictions.json").read_text(encoding="utf-8"))
     assert len(nbest) == 6 and "exact_match = " in (out / "eval_results.txt").read_text()

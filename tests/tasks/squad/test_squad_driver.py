@@ -4,10 +4,10 @@ import json
 import os
 import pathlib
 import random
-import subprocess
 import sys
 
 import pytest
+import python_processes
 
 from albert_tf import AlbertConfig
 from albert_tf.engine.finetuning import run_finetuning
@@ -49,7 +49,7 @@ def test_run_squad_end_to_end(version, fixtures_dir, data_dir, tmp_path):
         cmd.append("--version_2_with_negative")
     else:  # the export of both versions is tested in test_squad_serving.py; here the flag
         cmd.append(f"--export_dir={tmp_path / 'export'}")
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    r = python_processes.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
     preds = json.loads((out / "predictions.json").read_text())
     examples = json.loads(data.read_text())
