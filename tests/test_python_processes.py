@@ -15,6 +15,7 @@ SCRIPT = """
 import atexit, os, sys, threading, time
 mode = sys.argv[1]
 print("argv=" + ",".join(sys.argv[1:]), "cwd=" + os.getcwd(), "X=" + os.environ.get("X", "-"))
+print("file=" + __file__, "argv0=" + sys.argv[0])
 print("pid=%d" % os.getpid(), "ppid=%d" % os.getppid(), "path0=" + sys.path[0], "main=" + __name__)
 print("to stderr", file=sys.stderr)
 if mode == "exit":
@@ -70,12 +71,20 @@ def test_a_script_runs_forked_with_argv_env_cwd_and_streams(script, tmp_path):
     raw = python_processes.run([sys.executable, script, "exit", "0"], stdout=subprocess.PIPE)
     assert raw.returncode == 0 and isinstance(raw.stdout, bytes) and raw.stderr is None
     assert _lines(raw.stdout.decode())["X"] == "-"  # this process's environment by default
+    folder, name = os.path.split(script)
+    relative = python_processes.run(
+        [sys.executable, name, "exit", "0"], capture_output=True, text=True, cwd=folder
+    )
+    seen = _lines(relative.stdout)
+    assert seen["argv0"] == name and seen["file"] == script  # as Python 3.9+ sets them
 
 
 def test_an_uncaught_exception_prints_its_traceback_and_exits_1(script):
     r = python_processes.run([sys.executable, script, "raise"], capture_output=True, text=True)
     assert r.returncode == 1
     assert "Traceback (most recent call last)" in r.stderr
+    frames = [line for line in r.stderr.splitlines() if line.startswith('  File "')]
+    assert len(frames) == 1 and "child.py" in frames[0]  # the script's frame, none of ours
     assert r.stderr.rstrip().splitlines()[-1] == "ValueError: boom"
 
 

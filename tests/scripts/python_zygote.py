@@ -17,7 +17,9 @@ socket (the test process closed it or died) or when its parent dies (PR_SET_PDEA
 """
 
 import atexit
+import builtins
 import ctypes
+import importlib.machinery
 import json
 import os
 import runpy
@@ -28,6 +30,7 @@ import sys
 import tempfile
 import threading
 import traceback
+import types
 
 PR_SET_PDEATHSIG = 1
 
@@ -59,6 +62,19 @@ def exit_code(code):
     return 1
 
 
+def run_script(path):
+    """Runs the file as `python PATH` runs its `__main__` (runpy.run_path would set sys.argv[0]
+    to the absolute path; Python keeps it as given, with `__file__` absolute)."""
+    sys.path[0] = os.path.dirname(path)
+    main = types.ModuleType("__main__")
+    main.__file__, main.__builtins__, main.__cached__ = path, builtins, None
+    main.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
+    sys.modules["__main__"] = main
+    with open(path, "rb") as f:
+        code = compile(f.read(), path, "exec")
+    exec(code, main.__dict__)
+
+
 def run_request(request):
     """Runs the request's program as `python ...` would in this (forked) process; its status."""
     argv = request["argv"]
@@ -69,8 +85,7 @@ def run_request(request):
             runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
         else:
             sys.argv = list(argv)
-            sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))
-            runpy.run_path(argv[0], run_name="__main__")
+            run_script(os.path.abspath(argv[0]))
         code = 0
     except SystemExit as exit:
         code = exit_code(exit.code)
@@ -78,7 +93,10 @@ def run_request(request):
         traceback.print_exc()
         code = 128 + signal.SIGINT
     except BaseException:  # an uncaught exception: Python's own report, exit status 1
-        sys.excepthook(*sys.exc_info())
+        kind, value, tb = sys.exc_info()
+        while tb is not None and tb.tb_frame.f_code.co_filename in (__file__, runpy.__file__):
+            tb = tb.tb_next  # the report starts at the script's frame, as Python's does
+        sys.excepthook(kind, value.with_traceback(tb), tb)
         code = 1
     try:  # what the interpreter does at its end: join threads, run atexit, flush
         threading._shutdown()
@@ -113,6 +131,8 @@ def become_child(request, fds, closing):
         os.environ.clear()
         os.environ.update(request["env"])
         tempfile.tempdir = None  # found again from this environment's TMPDIR
+        if "multiprocessing.process" in sys.modules:  # the folder it started in, as imported
+            sys.modules["multiprocessing.process"].ORIGINAL_DIR = os.getcwd()
         code = run_request(request)
     finally:
         os._exit(code)
