@@ -18,7 +18,8 @@ ALBERT_TF_TEST_REAL_PROCESSES=1 (everything real, to compare). One zygote serves
 the variables read at import time (`import_time_environment`: KERAS_BACKEND, XLA_FLAGS, every
 TF_*/JAX_*/XLA_*/KERAS_*/PYTHON*/CUDA_* variable, HOME, TMPDIR, PATH, locale ...; not
 TF_CONFIG, which TensorFlow reads when a strategy starts), started when first asked for, per
-pytest worker, at most `MAX_ZYGOTES` at once.
+pytest worker, at most `MAX_ZYGOTES` at once (the least recently used one with no running
+child is closed to make room).
 
 Tests that must NOT use it, because their claim is about a process's start-up: the checks of
 TensorFlow's native start-up lines ("prints no native lines", "the console shows the run, not
@@ -227,7 +228,7 @@ class _Zygote:
                 stdout=self.log,
                 stderr=subprocess.STDOUT,
             )
-        self.started, self.exited = {}, {}
+        self.started, self.exited, self.running = {}, {}, set()
         self.pump_until(lambda: "ready" in self.started)
 
     def pump_until(self, done, timeout=None):
@@ -248,8 +249,10 @@ class _Zygote:
                 self.started["ready"] = True
             elif message["event"] == "started":
                 self.started[message["id"]] = message["pid"]
+                self.running.add(message["pid"])
             else:
                 self.exited[message["pid"]] = message["status"]
+                self.running.discard(message["pid"])
                 _CPU["forked"] += message["cpu"]
         return True
 
@@ -284,8 +287,9 @@ def _zygote(env):
     key = import_time_environment(env)
     zygote = _ZYGOTES.pop(key, None)
     if zygote is None or zygote.process.poll() is not None:
-        while len(_ZYGOTES) >= MAX_ZYGOTES:
-            _ZYGOTES.pop(next(iter(_ZYGOTES))).close()
+        idle = [k for k, z in _ZYGOTES.items() if not z.running]  # least recently used first
+        for old in idle[: max(0, len(_ZYGOTES) + 1 - MAX_ZYGOTES)]:
+            _ZYGOTES.pop(old).close()
         zygote = _Zygote(dict(env))
     _ZYGOTES[key] = zygote  # most recently used last
     return zygote
