@@ -39,7 +39,8 @@ def import_what_a_driver_imports():
     """What a driver's start imports (albert_tf.drivers.console.setup: TensorFlow with its
     native start-up lines off the run's console, since this process's stderr is a log file, and
     the devices listed), and JAX on KERAS_BACKEND=jax (importing it and Keras' JAX backend does
-    not initialise JAX's devices: a child still reads its own XLA_FLAGS device count)."""
+    not initialise JAX's devices; XLA_FLAGS stays in the zygotes' key all the same, since
+    TensorFlow's XLA reads it too)."""
     import numpy  # noqa: F401
     import sentencepiece  # noqa: F401
     import tensorflow as tf
