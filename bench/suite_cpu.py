@@ -1,5 +1,6 @@
 """The test suite's cost by CPU seconds, a pytest plugin: what each test used of the CPU (its own
-process and the processes it started and waited for), which stays the same on a busy machine
+process and the processes it started and waited for, those forked for it by
+tests/python_processes.py's zygotes included), which stays the same on a busy machine
 where --durations' wall time does not (at a load of 16 on 2 cores a test's wall time is ~8x its
 CPU time). On 2 cores the suite's wall time is about its CPU total / 2.
 
@@ -14,6 +15,7 @@ imports, fall on the first test that needs them).
 import collections
 import os
 import resource
+import sys
 import time
 
 import pytest
@@ -26,7 +28,13 @@ _COSTS = {}
 def _cpu():
     own = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+    children = children.ru_utime + children.ru_stime
+    # the processes tests/python_processes.py forks from its zygotes are the zygotes' children,
+    # not this process's: it counts their CPU (and the zygotes' own) itself
+    forked = sys.modules.get("python_processes")
+    if forked is not None:
+        children += forked.cpu_seconds()
+    return own.ru_utime + own.ru_stime, children
 
 
 @pytest.hookimpl(hookwrapper=True)

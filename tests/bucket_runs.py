@@ -7,8 +7,9 @@ that every path may be a bucket."""
 import json
 import os
 import pathlib
-import subprocess
 import sys
+
+import python_processes
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 RUNNER = ROOT / "tests" / "scripts" / "ram_runner.py"
@@ -47,7 +48,7 @@ def run_on_bucket(tmp_path, driver, uploads, cases, trees=(), texts=(), sha256=(
             }
         )
     )
-    proc = subprocess.run(
+    proc = python_processes.run(
         [sys.executable, str(RUNNER), str(plan), str(results)],
         cwd=cwd,
         capture_output=True,

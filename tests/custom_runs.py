@@ -7,9 +7,9 @@ import csv
 import json
 import pathlib
 import random
-import subprocess
 import sys
 
+import python_processes
 from shared_runs import once_per_test_run
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -224,7 +224,7 @@ def _make(fixtures_dir, data_dir, folder):
     _write_chinese(folder / "zh" / "data")
     cases = _cases(fixtures_dir, folder)
     (folder / "cases.json").write_text(json.dumps([[str(a) for a in c] for c in cases.values()]))
-    r = subprocess.run(
+    r = python_processes.run(
         [
             sys.executable,
             str(RUNNER),

@@ -17,6 +17,7 @@ import subprocess
 import sys
 
 import pytest
+import python_processes
 from shared_runs import once_per_test_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -552,7 +553,7 @@ def batch_results(files, tmp_path_factory):
         batches[os.path.join(ROOT, "create_pretraining_data.py")].append(verbose_argv(files, top))
         batches_file, results_file = top / "batches.json", top / "results.json"
         batches_file.write_text(json.dumps(batches))
-        r = subprocess.run(
+        r = python_processes.run(
             [sys.executable, RUNNER, str(batches_file), str(results_file)],
             capture_output=True,
             text=True,

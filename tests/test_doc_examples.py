@@ -3,8 +3,9 @@
 import pathlib
 import re
 import shutil
-import subprocess
 import sys
+
+import python_processes
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -24,7 +25,7 @@ def test_pretraining_data_example_runs_as_a_script(fixtures_dir, tmp_path):
     example = _python_blocks("pretraining_data.md")[0]
     assert "num_workers=2" in example
     (tmp_path / "example.py").write_text(example, encoding="utf-8")
-    r = subprocess.run(
+    r = python_processes.run(
         [sys.executable, "example.py"], cwd=tmp_path, capture_output=True, text=True, timeout=600
     )
     assert r.returncode == 0, r.stderr[-3000:]

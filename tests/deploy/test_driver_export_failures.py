@@ -4,10 +4,10 @@ folder (nor an export folder it created) left behind."""
 
 import os
 import pathlib
-import subprocess
 import sys
 
 import pytest
+import python_processes
 
 from albert_tf.core.errors import TrainingError
 from albert_tf.deploy.exports import ExportOptions, exporter
@@ -18,7 +18,7 @@ TINY = ROOT / "tests" / "data" / "fixtures" / "albert_tiny"
 
 
 def _classifier(tmp_path, data_dir, *flags):
-    return subprocess.run(
+    return python_processes.run(
         [
             sys.executable,
             str(ROOT / "run_classifier.py"),

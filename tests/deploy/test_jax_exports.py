@@ -7,12 +7,12 @@ written here, so the files are compared with that very Keras model."""
 
 import os
 import pathlib
-import subprocess
 import sys
 import types
 
 import numpy as np
 import pytest
+import python_processes
 import tensorflow as tf
 
 from albert_tf import AlbertConfig
@@ -37,7 +37,7 @@ FEATURES = ("input_ids", "input_mask", "segment_ids")
 def _jax(args, cwd=ROOT):
     """`python ARGS` on Keras' JAX backend: (exit code, stdout, stderr)."""
     env = dict(os.environ, KERAS_BACKEND="jax", PYTHONPATH=ROOT)
-    r = subprocess.run(
+    r = python_processes.run(
         [sys.executable, *map(str, args)],
         env=env,
         cwd=cwd,

@@ -4,6 +4,7 @@ real token cut, every record once per window, and an order that is a pure functi
 
 import numpy as np
 import pytest
+import python_processes
 import tensorflow as tf
 
 from albert_tf.engine import bucketing
@@ -189,11 +190,10 @@ def test_bucketed_run_under_mirrored_evaluates_as_fixed_length(fixtures_dir, dat
     import json
     import os
     import pathlib
-    import subprocess
     import sys
 
     root = os.fspath(pathlib.Path(__file__).resolve().parents[2])
-    r = subprocess.run(
+    r = python_processes.run(
         [
             sys.executable,
             os.path.join(root, "tests", "scripts", "bucketed_mirrored.py"),

@@ -12,6 +12,7 @@ import sys
 import keras
 import numpy as np
 import pytest
+import python_processes
 from shared_runs import tiny_mrpc_flags
 
 from albert_tf import AlbertConfig
@@ -29,8 +30,9 @@ HANG_TIMEOUT = 1800
 
 
 def _run(args, cpu_seconds=300, env=None):
-    """Run a Python script in a fresh process, killed after cpu_seconds of CPU time."""
-    r = subprocess.run(
+    """Run a Python script in a child process (forked from a pre-imported zygote:
+    tests/python_processes.py), killed after cpu_seconds of its own CPU time."""
+    r = python_processes.run(
         [sys.executable, os.path.join(SCRIPTS, "cpu_limited.py"), str(cpu_seconds), *args],
         capture_output=True,
         text=True,
@@ -77,7 +79,7 @@ def run_two_workers(argv, tmp_path, timeout=420):
             log = open(tmp_path / f"worker{index}.log", "w")
             procs.append(
                 (
-                    subprocess.Popen(
+                    python_processes.start(
                         [sys.executable, *argv],
                         stdout=log,
                         stderr=subprocess.STDOUT,

@@ -4,9 +4,9 @@ with iterations_per_loop > 1 (the engine's restore and steps_per_execution paths
 import json
 import os
 import pathlib
-import subprocess
 import sys
 
+import python_processes
 from shared_runs import tiny_mrpc_flags
 import tensorflow as tf
 from test_distribute import fingerprint, pretraining_argv, run_two_workers
@@ -15,7 +15,7 @@ ROOT = os.fspath(pathlib.Path(__file__).resolve().parents[2])
 
 
 def test_every_flag_combination_under_mirrored(fixtures_dir, data_dir):
-    r = subprocess.run(
+    r = python_processes.run(
         [
             sys.executable,
             os.path.join(ROOT, "tests", "scripts", "flag_matrix_mirrored.py"),
@@ -77,7 +77,7 @@ def test_multi_worker_pretraining_with_eval_iterations_per_loop(fixtures_dir, tm
 
 
 def _run_driver(script, args):
-    r = subprocess.run(
+    r = python_processes.run(
         [sys.executable, os.path.join(ROOT, script), *args],
         capture_output=True,
         text=True,

@@ -14,6 +14,7 @@ import subprocess
 
 import numpy as np
 import pytest
+import python_processes
 from shared_runs import once_per_test_run, tiny_classifier_command
 
 from albert_tf.engine.fault_injection import KILL_AT_ENV
@@ -36,7 +37,7 @@ def _run(cmd, log, *, kill_at=None, devices=1, cwd=None):
     if devices > 1:  # read when JAX starts: the child's own devices
         env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
     with open(log, "w") as f:
-        code = subprocess.run(
+        code = python_processes.run(
             cmd, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=cwd or ROOT, timeout=600
         ).returncode
     return code, pathlib.Path(log).read_text()

@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 import pytest
+import python_processes
 from shared_runs import tiny_classifier_command
 import tensorflow as tf
 
@@ -71,7 +72,7 @@ def _start(cmd, log, kill_at=None, cwd=None):
     env.pop(KILL_AT_ENV, None)
     if kill_at:
         env[KILL_AT_ENV] = kill_at
-    return subprocess.Popen(
+    return python_processes.start(
         cmd, stdout=open(log, "w"), stderr=subprocess.STDOUT, env=env, cwd=cwd or ROOT
     )
 

@@ -13,6 +13,7 @@ import sys
 
 from absl import logging
 import pytest
+import python_processes
 from shared_runs import copy_run_at_step, tiny_mrpc_flags
 import tensorflow as tf
 
@@ -183,7 +184,7 @@ def test_run_classifier_on_a_full_tmpfs_fails_in_one_line_then_resumes(
             "--save_checkpoints_steps=2",
             "--do_train",
         ]
-        full = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+        full = python_processes.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
         last = full.stderr.strip().splitlines()[-1]
         assert full.returncode == 1 and "Traceback" not in full.stderr, full.stderr[-3000:]
         assert last.startswith("error: ") and "No space left on device" in last, last
@@ -194,7 +195,7 @@ def test_run_classifier_on_a_full_tmpfs_fails_in_one_line_then_resumes(
             else True
         )
         filler.unlink()
-        again = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+        again = python_processes.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
         assert again.returncode == 0, again.stderr[-3000:]
         assert tf.train.latest_checkpoint(str(disk / "out")).endswith("ckpt-2")
     finally:

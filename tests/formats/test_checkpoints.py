@@ -1,9 +1,9 @@
-import subprocess
 import sys
 
 import keras
 import numpy as np
 import pytest
+import python_processes
 import tensorflow as tf
 
 from albert_tf import (
@@ -165,7 +165,7 @@ def test_keras_formats_round_trip(tmp_path, tiny_dir, tiny_config, fixtures_dir)
 def test_convert_cli(tmp_path, tiny_dir, capsys):
     """The first conversion in a real process on this backend; the others in this process
     (`convert.main`, what it prints captured), saving a TensorFlow import each."""
-    run = lambda *a: subprocess.run(
+    run = lambda *a: python_processes.run(
         [sys.executable, "-m", "albert_tf.convert", *a], capture_output=True, text=True, timeout=300
     )
     cfg = str(tiny_dir / "albert_config.json")

@@ -6,12 +6,12 @@ preprocessing model as the tokenizer, and bad inputs as one clear error."""
 
 import json
 import shutil
-import subprocess
 import sys
 
 import keras
 import numpy as np
 import pytest
+import python_processes
 from repo_paths import FIXTURES
 import tensorflow as tf
 
@@ -423,7 +423,7 @@ def test_driver_initialises_from_a_tfhub_folder(tmp_path, data_dir):
         "--save_checkpoints_steps=2",
         "--do_train",
     ]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    r = python_processes.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
     assert f"{TFHUB / 'albert_tiny_model'}: loaded 25 variables" in r.stderr
     assert (out / "ckpt-2.index").is_file()

@@ -2,11 +2,11 @@
 
 import os
 import pathlib
-import subprocess
 import sys
 
 import numpy as np
 import pytest
+import python_processes
 import tensorflow as tf
 
 from albert_tf import AlbertConfig, AlbertPretrainer, load_original_checkpoint
@@ -146,7 +146,7 @@ def test_run_pretraining_cli_drives_mlm_and_sop_losses_down(fixtures_dir, tiny_c
         "--seed=1",
         "--log_every_steps=10",
     ]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    r = python_processes.run(cmd, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     # the untrained model on the same eval batch, in this process
     opts = options(fixtures_dir, out, eval_batch_size=32, max_eval_steps=1)

@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 import pytest
+import python_processes
 
 from albert_tf.pretraining import builder as pt
 from albert_tf.pretraining import tokens, writer
@@ -564,7 +565,7 @@ def test_cli_end_to_end(tmp_path, corpora, spm):
         "--dupe_factor=3",
         "--random_seed=1",
     ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    proc = python_processes.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "instances/s" in proc.stderr and "masked_fraction" in proc.stderr
     records = _read(outs, 64, 10)
