@@ -25,13 +25,14 @@ def options(output_dir):
         train_batch_size=8,
         eval_batch_size=8,
         predict_batch_size=8,
-        train_step=4,
+        train_step=2,
         warmup_step=1,
-        save_checkpoints_steps=4,
+        save_checkpoints_steps=2,
         iterations_per_loop=2,
         learning_rate=1e-3,
         seed=3,
         verbose=0,
+        bucket_by_length=False,
     )
 
 
