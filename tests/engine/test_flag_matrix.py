@@ -7,12 +7,19 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
 from test_distribute import fingerprint, pretraining_argv, run_two_workers
 
 ROOT = os.fspath(pathlib.Path(__file__).resolve().parents[2])
 
 
-def test_every_flag_combination_under_mirrored(fixtures_dir, data_dir):
+def test_every_flag_combination_under_mirrored_and_bucketed_eval_as_fixed_length(
+    fixtures_dir, data_dir
+):
+    """One MirroredStrategy process (two logical CPUs, iterations_per_loop=2): every
+    do_train/do_eval/do_predict combination gives its results, and the train+eval one, with
+    length-bucketed batches, gives the metrics its checkpoint gets evaluated at fixed length
+    (test_bucketing.py's claim under mirrored)."""
     r = subprocess.run(
         [
             sys.executable,
@@ -27,10 +34,14 @@ def test_every_flag_combination_under_mirrored(fixtures_dir, data_dir):
     )
     assert r.returncode == 0, r.stderr[-3000:]
     out = json.loads(r.stdout.strip().splitlines()[-1])
-    assert len(out) == 7
-    for flags, keys in out.items():
+    assert len(out["combinations"]) == 7
+    for flags, keys in out["combinations"].items():
         assert ("accuracy" in keys) == ("e" in flags), (flags, keys)
         assert ("prediction_files" in keys) == ("p" in flags), (flags, keys)
+    bucketed, fixed = out["bucketed"], out["fixed"]
+    assert bucketed.keys() == fixed.keys() and "matthews_corrcoef" in fixed
+    for k, v in fixed.items():
+        assert bucketed[k] == pytest.approx(v, abs=1e-5), k
 
 
 def test_multi_worker_pretraining_with_eval_iterations_per_loop(fixtures_dir, tmp_path):
