@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import python_processes
 from shared_runs import tiny_mrpc_flags
+import tensorflow as tf
 
 from albert_tf import AlbertConfig
 from albert_tf.engine import distribute
@@ -126,19 +127,11 @@ def pretraining_argv(fixtures_dir, out, *extra):
     ]
 
 
-def test_multi_worker_pretraining(fixtures_dir, tmp_path):
-    out = tmp_path / "out"
-    argv = pretraining_argv(fixtures_dir, out, "--iterations_per_loop=1")
-    codes, logs = run_two_workers(argv, tmp_path)
-    assert codes == [0, 0], logs[0][-2000:] + logs[1][-2000:]
-    assert fingerprint(logs[0]) == fingerprint(logs[1])
-    files = sorted(os.listdir(out))
-    assert "ckpt-4.index" in files and "checkpoint" in files
-    # the non-chief wrote into its own temporary directory, never into output_dir
-    assert not any("worker1" in f for f in files)
-
-
-def test_multi_worker_classifier(fixtures_dir, data_dir, tmp_path):
+def test_multi_worker_classifier_train_and_predict(fixtures_dir, data_dir, tmp_path):
+    """Two workers agree after --do_train (one step per call: --iterations_per_loop=1, Keras'
+    own train_function) and both predict every record, the prediction model restored from the
+    object checkpoint. The engine's multi-step loop under MultiWorkerMirrored is
+    test_flag_matrix.py's pretraining pair."""
     out = tmp_path / "out"
     argv = [
         os.path.join(ROOT, "run_classifier.py"),
@@ -147,13 +140,17 @@ def test_multi_worker_classifier(fixtures_dir, data_dir, tmp_path):
         "--train_step=4",
         "--warmup_step=1",
         "--save_checkpoints_steps=4",
+        "--iterations_per_loop=1",
         "--do_train",
+        "--do_predict",
         "--learning_rate=1e-4",
     ]
     codes, logs = run_two_workers(argv, tmp_path)
     assert codes == [0, 0], logs[0][-2000:] + logs[1][-2000:]
     assert fingerprint(logs[0]) == fingerprint(logs[1])
     assert "ckpt-4.index" in os.listdir(out)
+    assert tf.train.latest_checkpoint(out).endswith("ckpt-4")
+    assert len((out / "MRPC.tsv").read_text().splitlines()) == 51
 
 
 def test_tpu_without_tpu_fails_with_one_clear_message(fixtures_dir, tmp_path):
@@ -272,8 +269,6 @@ def test_eval_counts_each_batch_once(fixtures_dir, tmp_path, max_eval_steps, bat
 def test_the_batch_split_is_logged_once(caplog):
     """A run builds its dataset again each epoch: its batch split is said once, not each time."""
     import logging
-
-    import tensorflow as tf
 
     strategy = tf.distribute.get_strategy()
     make = lambda batch, ctx: tf.data.Dataset.range(4).batch(batch)
