@@ -1,5 +1,6 @@
-"""Flag combinations under mirrored (two logical CPUs) and two-worker MultiWorkerMirrored runs,
-with iterations_per_loop > 1 (the engine's restore and steps_per_execution paths)."""
+"""Flag combinations under mirrored (two logical CPUs; --bucket_by_length's eval equal to fixed
+length there too) and two-worker MultiWorkerMirrored runs, with iterations_per_loop > 1 (the
+engine's restore and steps_per_execution paths)."""
 
 import json
 import os
