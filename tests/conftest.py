@@ -15,12 +15,8 @@ if os.environ["KERAS_BACKEND"] == "torch":
 
 
 def pytest_collection_modifyitems(config, items):
-    """The tests marked `slow` (the longest files) first, each file's tests still together: the
-    two pytest-xdist workers take them while plenty of short tests remain to even out the end,
-    rather than one worker finishing a long file alone. On KERAS_BACKEND=torch only the tests
-    marked `torch` run: albert_tf runs the models' forward pass and predict there, not training
-    or exports (docs/backends.md)."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: file order kept
+    """On KERAS_BACKEND=torch only the tests marked `torch` run: albert_tf runs the models'
+    forward pass and predict there, not training or exports (docs/backends.md)."""
     if os.environ["KERAS_BACKEND"] != "torch":
         return
     skip = pytest.mark.skip(reason="not marked `torch`: KERAS_BACKEND=torch runs forward passes")

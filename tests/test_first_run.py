@@ -25,8 +25,6 @@ from albert_tf import convert
 from albert_tf.drivers.recipes import fit_warmup_to_run
 from albert_tf.engine.warmup import scaled_warmup
 
-pytestmark = pytest.mark.slow  # among the longest files: run first (tests/conftest.py)
-
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "fixtures" / "albert_tiny"
 BANNER = ("cudart_stub", "cuInit", "absl::InitializeLog", "oneDNN", "cpu_feature_guard")

@@ -7,8 +7,6 @@ import pathlib
 
 import pytest
 
-pytestmark = pytest.mark.slow  # among the longest files: run first (tests/conftest.py)
-
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "examples" / "finetune_in_a_notebook.ipynb"
 

@@ -29,8 +29,6 @@ from albert_tf.tasks.classification.task import example_to_record
 from albert_tf.tasks.glue.task import GlueTask
 from albert_tf.text.encoding import TextEncoder
 
-pytestmark = pytest.mark.slow  # among the longest files: run first (tests/conftest.py)
-
 ROOT = os.fspath(pathlib.Path(__file__).resolve().parents[2])
 LENGTH = 32
 FEATURES = ("input_ids", "input_mask", "segment_ids")

@@ -20,8 +20,6 @@ from albert_tf import AlbertConfig
 from albert_tf.engine import distribute
 from albert_tf.pretraining.pretrain import PretrainingOptions, pretrain
 
-pytestmark = pytest.mark.slow  # among the longest files: run first (tests/conftest.py)
-
 ROOT = os.fspath(pathlib.Path(__file__).resolve().parents[2])
 SCRIPTS = os.path.join(ROOT, "tests", "scripts")
 

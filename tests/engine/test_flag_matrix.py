@@ -11,8 +11,6 @@ import pytest
 import python_processes
 from test_distribute import fingerprint, pretraining_argv, run_two_workers
 
-pytestmark = pytest.mark.slow  # among the longest files: run first (tests/conftest.py)
-
 ROOT = os.fspath(pathlib.Path(__file__).resolve().parents[2])
 
 

@@ -19,8 +19,6 @@ from shared_runs import once_per_test_run, tiny_classifier_command
 
 from albert_tf.engine.fault_injection import KILL_AT_ENV
 
-pytestmark = pytest.mark.slow  # among the longest files: run first (tests/conftest.py)
-
 ROOT = os.fspath(pathlib.Path(__file__).resolve().parents[2])
 STEPS = 6
 

@@ -24,8 +24,6 @@ from albert_tf.engine.distribute import set_precision
 from albert_tf.engine.optimizers import create_optimizer
 from albert_tf.engine.run_config import RunConfig
 
-pytestmark = pytest.mark.slow  # among the longest files: run first (tests/conftest.py)
-
 TOLERANCE = 0.05  # relative difference of the training loss after 3 steps, low vs full precision
 B, T = 8, 24
 

@@ -17,8 +17,6 @@ import tensorflow as tf
 
 from albert_tf.engine.fault_injection import KILL_AT_ENV
 
-pytestmark = pytest.mark.slow  # among the longest files: run first (tests/conftest.py)
-
 ROOT = os.fspath(pathlib.Path(__file__).resolve().parents[2])
 STEPS = 6
 

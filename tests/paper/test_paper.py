@@ -9,8 +9,6 @@ from albert_tf.modeling.albert_model import AlbertModel
 from albert_tf.paper import params, throughput
 from albert_tf.paper.__main__ import main, parse_args
 
-pytestmark = pytest.mark.slow  # among the longest files: run first (tests/conftest.py)
-
 
 @pytest.mark.parametrize(
     "changes",

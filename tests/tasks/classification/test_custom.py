@@ -12,8 +12,6 @@ from albert_tf.core.errors import InputError
 from albert_tf.tasks.classification import custom
 from albert_tf.tasks.classification.metrics import custom_metrics
 
-pytestmark = pytest.mark.slow  # among the longest files: run first (tests/conftest.py)
-
 
 @pytest.fixture(scope="module")
 def own_data(tmp_path_factory, data_dir):

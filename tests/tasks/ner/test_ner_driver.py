@@ -13,8 +13,6 @@ from bucket_runs import B, assert_ok, checkpoint_steps, history_steps, run_on_bu
 import pytest
 from shared_runs import once_per_test_run
 
-pytestmark = pytest.mark.slow  # among the longest files: run first (tests/conftest.py)
-
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 # words the fixture's SentencePiece model keeps whole (one piece each): the label sits on a
 # word's first piece, and a tiny model learns them in a few dozen steps

@@ -16,8 +16,6 @@ from albert_tf.tasks.squad.graph_offsets import offsets_for
 from albert_tf.text.graph_wordpiece import GraphWordPieceTokenizer
 from albert_tf.text.tokenization import FullTokenizer
 
-pytestmark = pytest.mark.slow  # among the longest files: run first (tests/conftest.py)
-
 
 def test_pieces_map_back_to_the_original_characters(fixtures_dir):
     vocab = fixtures_dir / "albert_zh" / "vocab.txt"
